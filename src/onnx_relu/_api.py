@@ -1,0 +1,212 @@
+"""The public ``relu`` function: validation in Python, computation in the compiled ufunc."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._onnx_types import describe_dtype, onnx_type_name
+from ._relu import relu as relu_ufunc
+from .errors import UnsupportedTypeError
+from .versions import LATEST_VERSION, ReluVersion, first_version_allowing, version_for_opset
+
+__all__ = ["relu", "relu_ufunc", "check_dtype"]
+
+_LATEST_DTYPES = LATEST_VERSION.dtypes
+_DTYPES_BY_SINCE: dict[int, frozenset[np.dtype]] = {}
+
+
+def _allowed_dtypes(version: ReluVersion) -> frozenset[np.dtype]:
+    dtypes = _DTYPES_BY_SINCE.get(version.since)
+    if dtypes is None:
+        dtypes = _DTYPES_BY_SINCE[version.since] = version.dtypes
+    return dtypes
+
+
+def _opset_phrase(version: ReluVersion, opset: int | None) -> str:
+    if opset is None:
+        return f"{version.name} (the latest version, opset >= {version.since})"
+    return f"{version.name} (in force at opset {opset})"
+
+
+# Refused types that convert exactly into an allowed one, for the hint in the error message.
+_LOSSLESS_TARGET = {
+    "tensor(bool)": "int8",
+    "tensor(uint8)": "int16",
+    "tensor(uint16)": "int32",
+    "tensor(uint32)": "int64",
+    "tensor(int4)": "int8",
+    "tensor(uint4)": "int8",
+    "tensor(int2)": "int8",
+    "tensor(uint2)": "int8",
+    "tensor(float8e4m3fn)": "float16",
+    "tensor(float8e4m3fnuz)": "float16",
+    "tensor(float8e5m2)": "float16",
+    "tensor(float8e5m2fnuz)": "float16",
+    "tensor(float4e2m1)": "float16",
+    "tensor(float8e8m0)": "float32",
+}
+
+
+def unsupported_type_message(dtype: np.dtype, opset: int | None) -> str:
+    """The error text for a dtype that the Relu version in force at ``opset`` does not allow."""
+    version = version_for_opset(opset)
+    what = describe_dtype(dtype)
+    allowed = ", ".join(version.types)
+    message = f"{_opset_phrase(version, opset)} does not allow {what}; allowed types: {allowed}."
+    onnx_name = onnx_type_name(_native(dtype))
+    first = first_version_allowing(onnx_name) if onnx_name else None
+    if first is not None:
+        message += f" {onnx_name} is allowed from {first.name} (opset >= {first.since})."
+    else:
+        message += " No Relu version allows it, and onnx-relu never casts silently"
+        target = _LOSSLESS_TARGET.get(onnx_name or "")
+        message += f": convert explicitly, e.g. x.astype(numpy.{target})." if target else "."
+    return message
+
+
+def check_dtype(dtype: object, opset: int | None = None) -> np.dtype:
+    """Check that ``dtype`` is allowed by the Relu version in force at ``opset``.
+
+    Returns the dtype as a ``numpy.dtype``; raises :class:`~onnx_relu.errors.UnsupportedTypeError`
+    (a ``TypeError``) naming the type in ONNX terms, the version, the opset and the allowed types.
+    Byte-swapped dtypes of an allowed type pass (``relu`` computes them correctly).
+
+    Examples
+    --------
+    >>> check_dtype("float32", opset=6)
+    dtype('float32')
+    >>> check_dtype("int8", opset=13)
+    Traceback (most recent call last):
+    ...
+    onnx_relu.errors.UnsupportedTypeError: Relu-13 (in force at opset 13) does not allow tensor(int8); allowed types: tensor(bfloat16), tensor(double), tensor(float), tensor(float16). tensor(int8) is allowed from Relu-14 (opset >= 14).
+    """
+    version = version_for_opset(opset)
+    try:
+        dt = np.dtype(dtype)  # type: ignore[call-overload]
+    except TypeError:
+        raise UnsupportedTypeError(
+            f"{_opset_phrase(version, opset)} needs a numeric dtype, got {dtype!r};"
+            f" allowed types: {', '.join(version.types)}."
+        ) from None
+    if _native(dt) not in _allowed_dtypes(version):
+        raise UnsupportedTypeError(unsupported_type_message(dt, opset))
+    return dt
+
+
+def _dispatches_itself(x: object) -> bool:
+    """True for array-likes that handle ufuncs themselves (dask, xarray, pandas), not numpy's."""
+    handler = getattr(type(x), "__array_ufunc__", None)
+    return handler is not None and handler is not np.ndarray.__array_ufunc__
+
+
+def _native(dtype: np.dtype) -> np.dtype:
+    return dtype if dtype.isnative else dtype.newbyteorder("=")
+
+
+def _checked_out(out: object, x: np.ndarray) -> np.ndarray:
+    if isinstance(out, tuple) and len(out) == 1:
+        out = out[0]
+    if not isinstance(out, np.ndarray):
+        raise TypeError(f"out must be a numpy.ndarray, got {type(out).__name__}")
+    if out.shape != x.shape:
+        raise ValueError(
+            f"out has shape {out.shape} but the input has shape {x.shape};"
+            " Relu's output has the input's shape"
+        )
+    if not out.flags.writeable:
+        raise ValueError("out is read-only; pass a writeable array")
+    same_type = _native(out.dtype) == _native(x.dtype)
+    if not same_type:
+        raise UnsupportedTypeError(
+            f"out has type {describe_dtype(out.dtype)} but the input has type"
+            f" {describe_dtype(x.dtype)}; Relu's output has the input's type"
+        )
+    return out
+
+
+def _relu_byteswapped(x: np.ndarray, out: np.ndarray | None) -> np.ndarray:
+    """Relu of an operand stored in non-native byte order, through a native copy."""
+    native = x.astype(_native(x.dtype), order="K")
+    relu_ufunc(native, out=native)
+    if out is None:
+        result = native.astype(x.dtype, order="K")
+        return result[()] if result.ndim == 0 else result
+    np.copyto(out, native, casting="equiv")
+    return out
+
+
+def relu(x, /, out=None, *, opset=None):
+    """ONNX Relu, ``y = max(0, x)`` elementwise, with exactly defined results for every type.
+
+    Parameters
+    ----------
+    x : array_like
+        A numpy array or anything numpy converts (lists, scalars). Objects that handle ufuncs
+        themselves (dask arrays, xarray, pandas) are dispatched through :data:`relu_ufunc` and
+        stay lazy or labelled; their dtype is checked first.
+    out : numpy.ndarray, optional
+        Where to write the result: same shape and type as ``x``, writeable. ``out=x`` works in
+        place and overlapping views are handled.
+    opset : int, optional
+        The ai.onnx opset version of the model, >= 1; None means the latest. It selects the Relu
+        version in force (1 for opsets 1-5, 6 for 6-12, 13 for 13, 14 from 14 on) and so the
+        allowed types.
+
+    Returns
+    -------
+    numpy.ndarray or scalar
+        The result, with ``x``'s shape, dtype and memory layout (``out`` if given). A 0-d input
+        gives a numpy scalar, as numpy's ufuncs do.
+
+    Raises
+    ------
+    UnsupportedTypeError
+        (a ``TypeError``) if the type is not allowed at ``opset`` or by any Relu version; the
+        message names the type in ONNX terms, the version, the opset and the allowed types.
+    ValueError
+        if ``out`` has the wrong shape or is read-only, or ``opset`` is < 1.
+
+    Notes
+    -----
+    Semantics: ``y = x`` where ``x > 0``; a NaN is returned bit for bit (sign, payload and
+    signalling bit untouched); every other input (-0.0, -inf, negatives, negative subnormals)
+    gives +0.0. Integers: ``y = x`` if ``x > 0`` else 0. No floating-point flags are raised.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from onnx_relu import relu
+    >>> relu(np.array([-3.0, -0.0, 0.5, np.inf], dtype=np.float32))
+    array([0. , 0. , 0.5, inf], dtype=float32)
+    >>> relu([-5, 0, 7])
+    array([0, 0, 7])
+    >>> relu(np.array([1, -1], dtype=np.int8), opset=13)
+    Traceback (most recent call last):
+    ...
+    onnx_relu.errors.UnsupportedTypeError: Relu-13 (in force at opset 13) does not allow tensor(int8); allowed types: tensor(bfloat16), tensor(double), tensor(float), tensor(float16). tensor(int8) is allowed from Relu-14 (opset >= 14).
+    """
+    if opset is None:
+        allowed = _LATEST_DTYPES
+    else:
+        allowed = _allowed_dtypes(version_for_opset(opset))
+
+    if not isinstance(x, (np.ndarray, np.generic)):
+        if _dispatches_itself(x):
+            dtype = getattr(x, "dtype", None)
+            if dtype is None:
+                raise TypeError(f"relu() cannot tell the dtype of a {type(x).__name__} object")
+            check_dtype(dtype, opset)
+            return relu_ufunc(x) if out is None else relu_ufunc(x, out=out)
+        x = np.asarray(x)
+
+    dtype = x.dtype
+    if dtype in allowed:
+        if out is None:
+            return relu_ufunc(x)
+        out = _checked_out(out, x)
+        if out.dtype.isnative:
+            return relu_ufunc(x, out=out)
+        return _relu_byteswapped(x, out)
+
+    check_dtype(dtype, opset)  # raises unless dtype is an allowed type stored byte-swapped
+    return _relu_byteswapped(x, None if out is None else _checked_out(out, x))
