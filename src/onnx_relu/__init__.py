@@ -6,7 +6,13 @@ unchanged, +0 everywhere else. ``relu_ufunc`` is the underlying NumPy ufunc.
 """
 
 from ._api import check_dtype, relu, relu_ufunc
-from .errors import OnnxReluError, UnsupportedTypeError
+from .errors import (
+    InvalidTensorFileError,
+    OnnxReluError,
+    UnsupportedFileFormatError,
+    UnsupportedTypeError,
+)
+from .tensor_files import read_tensor, write_tensor
 from .versions import LATEST_VERSION, RELU_VERSIONS, ReluVersion, relu_version
 
 __version__ = "0.1.0"
@@ -21,5 +27,9 @@ __all__ = [
     "ReluVersion",
     "OnnxReluError",
     "UnsupportedTypeError",
+    "InvalidTensorFileError",
+    "UnsupportedFileFormatError",
+    "read_tensor",
+    "write_tensor",
     "__version__",
 ]

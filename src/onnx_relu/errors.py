@@ -6,7 +6,12 @@ keeps working; catch :class:`OnnxReluError` to handle every error of this packag
 
 from __future__ import annotations
 
-__all__ = ["OnnxReluError", "UnsupportedTypeError"]
+__all__ = [
+    "OnnxReluError",
+    "UnsupportedTypeError",
+    "InvalidTensorFileError",
+    "UnsupportedFileFormatError",
+]
 
 
 class OnnxReluError(Exception):
@@ -15,3 +20,12 @@ class OnnxReluError(Exception):
 
 class UnsupportedTypeError(OnnxReluError, TypeError):
     """An input type the selected Relu version does not allow (or no version allows)."""
+
+
+class InvalidTensorFileError(OnnxReluError, ValueError):
+    """A tensor file that cannot be read: empty, truncated, corrupt, or not the format its
+    suffix says (the message names the file and what is wrong with it)."""
+
+
+class UnsupportedFileFormatError(OnnxReluError, ValueError):
+    """A file name whose suffix names no tensor format onnx-relu reads or writes."""

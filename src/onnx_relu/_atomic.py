@@ -1,0 +1,160 @@
+"""Write a file or a folder so that readers only ever see the old content or the complete new one.
+
+The new content goes to a temporary name in the destination's own folder (a rename is atomic
+only within one file system), is flushed and fsynced, and is then renamed over the destination.
+On any failure, including KeyboardInterrupt and SystemExit, the temporary is removed and the
+destination is left as it was. A process killed with SIGKILL cannot clean up: it may leave a
+hidden ``.NAME.*.onnx-relu-tmp`` entry next to the destination, never a partial destination.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import stat
+import tempfile
+from collections.abc import Iterator
+from typing import BinaryIO
+
+__all__ = ["TEMP_SUFFIX", "atomic_file", "atomic_directory", "is_zarr_store"]
+
+#: Suffix of every temporary file or folder this module creates.
+TEMP_SUFFIX = ".onnx-relu-tmp"
+
+
+def _umask() -> int:
+    # os.umask can only be read by setting it, which races with other threads; Linux reports
+    # it in /proc without that.
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def _final_mode(path: str, default: int) -> int:
+    """Replacing keeps the old entry's permissions; a new one gets ``default`` less the umask."""
+    try:
+        return stat.S_IMODE(os.stat(path).st_mode)
+    except FileNotFoundError:
+        return default & ~_umask()
+
+
+def _fsync_folder(folder: str) -> None:
+    # The rename is durable only once the folder itself is on disk.
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    except OSError:  # some file systems refuse fsync on a folder; the rename still happened
+        pass
+    finally:
+        os.close(fd)
+
+
+def _split(path: str | os.PathLike[str]) -> tuple[str, str, str]:
+    target = os.path.abspath(os.fspath(path))
+    return target, os.path.dirname(target), os.path.basename(target)
+
+
+@contextlib.contextmanager
+def atomic_file(path: str | os.PathLike[str]) -> Iterator[BinaryIO]:
+    """Yield a binary file (opened ``w+b``, so it can also be memory-mapped) that becomes ``path``.
+
+    The file is a temporary in ``path``'s folder. When the ``with`` block ends normally it is
+    flushed, fsynced and renamed over ``path`` (replacing a file keeps that file's permissions);
+    when the block raises, the temporary is removed, ``path`` is untouched and the exception
+    propagates.
+
+    Examples
+    --------
+    >>> import os, pathlib, tempfile
+    >>> folder = tempfile.mkdtemp()
+    >>> with atomic_file(os.path.join(folder, "a.bin")) as f:
+    ...     _ = f.write(b"complete")
+    >>> pathlib.Path(folder, "a.bin").read_bytes()
+    b'complete'
+    >>> try:
+    ...     with atomic_file(os.path.join(folder, "b.bin")) as f:
+    ...         _ = f.write(b"half")
+    ...         raise RuntimeError("failed mid-write")
+    ... except RuntimeError:
+    ...     pass
+    >>> sorted(os.listdir(folder))
+    ['a.bin']
+    """
+    target, folder, name = _split(path)
+    mode = _final_mode(target, 0o666)
+    fd, temporary = tempfile.mkstemp(dir=folder, prefix=f".{name}.", suffix=TEMP_SUFFIX)
+    try:
+        with os.fdopen(fd, "w+b") as file:
+            yield file
+            file.flush()
+            os.fchmod(file.fileno(), mode)
+            os.fsync(file.fileno())
+        os.replace(temporary, target)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temporary)
+        raise
+    _fsync_folder(folder)
+
+
+def is_zarr_store(path: str | os.PathLike[str]) -> bool:
+    """True if ``path`` is a folder holding Zarr (format 2 or 3) metadata."""
+    return any(
+        os.path.isfile(os.path.join(path, marker)) for marker in ("zarr.json", ".zarray", ".zgroup")
+    )
+
+
+def _fsync_tree(root: str) -> None:
+    for folder, _subfolders, files in os.walk(root):
+        for name in files:
+            fd = os.open(os.path.join(folder, name), os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        _fsync_folder(folder)
+
+
+@contextlib.contextmanager
+def atomic_directory(path: str | os.PathLike[str]) -> Iterator[str]:
+    """Yield the path of a temporary folder that becomes the folder ``path`` (a Zarr store).
+
+    On normal exit every file in it is fsynced and the folder is renamed to ``path``. An
+    existing ``path`` is replaced only if it is itself a Zarr store (never an arbitrary
+    folder): it is renamed aside, the new one renamed in, then the old one deleted, so ``path``
+    is briefly absent but never partial. On failure the temporary folder is deleted.
+    """
+    target, folder, name = _split(path)
+    if os.path.lexists(target) and not (os.path.isdir(target) and is_zarr_store(target)):
+        raise FileExistsError(f"{target} exists and is not a Zarr store; refusing to replace it")
+    mode = _final_mode(target, 0o777)
+    temporary = tempfile.mkdtemp(dir=folder, prefix=f".{name}.", suffix=TEMP_SUFFIX)
+    try:
+        yield temporary
+        _fsync_tree(temporary)
+        os.chmod(temporary, mode)
+        if os.path.lexists(target):
+            old = tempfile.mkdtemp(dir=folder, prefix=f".{name}.old.", suffix=TEMP_SUFFIX)
+            aside = os.path.join(old, name)
+            os.rename(target, aside)
+            try:
+                os.rename(temporary, target)
+            except BaseException:
+                os.rename(aside, target)  # put the old store back before reporting
+                os.rmdir(old)
+                raise
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.rename(temporary, target)
+    except BaseException:
+        shutil.rmtree(temporary, ignore_errors=True)
+        raise
+    _fsync_folder(folder)

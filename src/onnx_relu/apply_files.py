@@ -1,0 +1,167 @@
+"""Relu of a whole tensor file, in bounded memory for ``.npy``: what ``onnx-relu apply`` runs.
+
+``.npy`` to ``.npy`` (and ``--in-place``) never loads the array: the input is memory-mapped one
+window of ``chunk_bytes`` at a time, each window's result goes through one reused buffer into
+the output, and the window is unmapped before the next, so peak memory is about two windows
+whatever the file's size (file pages stay in the OS page cache, not in the process). Anything
+involving ``.pb`` goes through memory (a TensorProto is at most 2 GiB anyway).
+
+The output is written atomically (:mod:`onnx_relu._atomic`); the input is only read.
+``in_place=True`` rewrites a ``.npy`` file window by window through a writeable memory map;
+it is not atomic, but Relu is idempotent (``relu(relu(x)) == relu(x)``, NaN bits included),
+so running it again on a file whose rewrite was interrupted completes it correctly.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+
+import numpy as np
+
+from ._api import check_dtype, relu
+from ._atomic import atomic_file
+from .tensor_files import (
+    NpyHeader,
+    read_npy_header,
+    read_pb_tensor,
+    read_tensor,
+    tensor_format,
+    write_tensor,
+)
+
+__all__ = ["DEFAULT_CHUNK_BYTES", "relu_file"]
+
+#: Bytes per memory-mapped window: large enough that per-window costs (mmap, munmap, one
+#: write call) vanish, small enough to stay near the CPU caches and keep peak memory low.
+DEFAULT_CHUNK_BYTES = 8 << 20
+
+#: ``progress(done_bytes, total_bytes)``, called once before the first window and after each.
+Progress = Callable[[int, int], None]
+
+
+def _windows(header: NpyHeader, chunk_bytes: int):
+    """(first element, element count) of each window over the array's data."""
+    per_window = max(1, chunk_bytes // header.dtype.itemsize)
+    for start in range(0, header.size, per_window):
+        yield start, min(per_window, header.size - start)
+
+
+def _window(file, header: NpyHeader, start: int, count: int, mode: str) -> np.memmap:
+    offset = header.data_offset + start * header.dtype.itemsize
+    return np.memmap(file, dtype=header.dtype, mode=mode, offset=offset, shape=(count,))
+
+
+def _report(progress: Progress | None, done: int, total: int) -> None:
+    if progress is not None:
+        progress(done, total)
+
+
+def _relu_npy_to_npy(src: str, dst: str, opset, chunk_bytes: int, progress) -> None:
+    with open(src, "rb") as source:
+        header = read_npy_header(source, repr(src))
+        check_dtype(header.dtype, opset)
+        source.seek(0)
+        # The header is copied verbatim: same dtype descr, shape and memory order.
+        header_bytes = source.read(header.data_offset)
+        itemsize = header.dtype.itemsize
+        buffer = np.empty(max(1, min(header.size, chunk_bytes // itemsize)), header.dtype)
+        _report(progress, 0, header.nbytes)
+        with atomic_file(dst) as target:
+            target.write(header_bytes)
+            for start, count in _windows(header, chunk_bytes):
+                window = _window(source, header, start, count, "r")
+                result = buffer[:count]
+                relu(window, out=result, opset=opset)
+                del window  # unmap now: the window's pages leave this process's memory
+                target.write(memoryview(result.view(np.uint8)))
+                _report(progress, (start + count) * itemsize, header.nbytes)
+
+
+def _relu_npy_in_place(path: str, opset, chunk_bytes: int, progress) -> None:
+    with open(path, "r+b") as file:
+        header = read_npy_header(file, repr(path))
+        check_dtype(header.dtype, opset)
+        _report(progress, 0, header.nbytes)
+        for start, count in _windows(header, chunk_bytes):
+            window = _window(file, header, start, count, "r+")
+            relu(window, out=window, opset=opset)
+            window.flush()
+            del window
+            _report(progress, (start + count) * header.dtype.itemsize, header.nbytes)
+        os.fsync(file.fileno())
+
+
+def relu_file(
+    src: str | os.PathLike[str],
+    dst: str | os.PathLike[str] | None = None,
+    *,
+    opset: int | None = None,
+    in_place: bool = False,
+    chunk_bytes: int = DEFAULT_CHUNK_BYTES,
+    progress: Progress | None = None,
+) -> None:
+    """Apply Relu to the tensor in file ``src`` and write the result to ``dst``.
+
+    Parameters
+    ----------
+    src, dst : str or os.PathLike
+        ``.npy`` or ``.pb`` files, in any combination. ``dst`` is replaced atomically; it may
+        be ``src`` itself. Omit ``dst`` with ``in_place=True``.
+    opset : int, optional
+        The ai.onnx opset whose Relu version decides the allowed types (None: the latest).
+    in_place : bool
+        Rewrite ``src`` (``.npy`` only) instead of writing ``dst``.
+    chunk_bytes : int
+        Size of the memory-mapped windows for ``.npy`` data.
+    progress : callable, optional
+        ``progress(done_bytes, total_bytes)``, called as ``.npy`` windows complete.
+
+    Raises
+    ------
+    UnsupportedTypeError
+        if the type is not allowed at ``opset`` (checked before anything is written).
+    InvalidTensorFileError, UnsupportedFileFormatError
+        for unreadable files and unknown suffixes.
+    OSError
+        for files that cannot be read or written; ``dst`` is then left as it was.
+
+    Examples
+    --------
+    >>> import os, tempfile, numpy as np
+    >>> from onnx_relu.tensor_files import read_tensor, write_tensor
+    >>> folder = tempfile.mkdtemp()
+    >>> write_tensor(os.path.join(folder, "x.npy"), np.array([-2.0, -0.0, 3.0]))
+    >>> relu_file(os.path.join(folder, "x.npy"), os.path.join(folder, "y.npy"))
+    >>> read_tensor(os.path.join(folder, "y.npy"))
+    array([0., 0., 3.])
+    """
+    if chunk_bytes < 1:
+        raise ValueError(f"chunk_bytes must be >= 1, got {chunk_bytes}")
+    src_kind = tensor_format(src)
+    src = os.fspath(src)
+    if in_place:
+        if dst is not None:
+            raise ValueError("in_place=True rewrites src itself: pass no dst")
+        if src_kind != "npy":
+            raise ValueError(
+                f"in-place needs a .npy file; {src!r} is a .pb file, whose protobuf encoding"
+                " cannot be rewritten in place: write the result to a new file instead"
+            )
+        _relu_npy_in_place(src, opset, chunk_bytes, progress)
+        return
+    if dst is None:
+        raise ValueError("dst is required unless in_place=True")
+    dst_kind = tensor_format(dst)
+    dst = os.fspath(dst)
+    if src_kind == "npy" and dst_kind == "npy":
+        _relu_npy_to_npy(src, dst, opset, chunk_bytes, progress)
+        return
+    name = ""
+    if src_kind == "pb":
+        array, name = read_pb_tensor(src)
+    else:
+        array = read_tensor(src)
+    check_dtype(array.dtype, opset)
+    relu(array, out=array, opset=opset)  # the array is our own copy: no second buffer
+    write_tensor(dst, array, name=name)
