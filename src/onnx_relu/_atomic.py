@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import contextlib
 import os
+import secrets
 import shutil
 import stat
-import tempfile
 from collections.abc import Iterator
 from typing import BinaryIO
 
@@ -21,6 +21,13 @@ __all__ = ["TEMP_SUFFIX", "atomic_file", "atomic_directory", "is_zarr_store"]
 
 #: Suffix of every temporary file or folder this module creates.
 TEMP_SUFFIX = ".onnx-relu-tmp"
+
+
+_CREATE_FLAGS = os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+
+
+def _temporary_name(folder: str, name: str) -> str:
+    return os.path.join(folder, f".{name}.{secrets.token_hex(6)}{TEMP_SUFFIX}")
 
 
 def _umask() -> int:
@@ -90,8 +97,16 @@ def atomic_file(path: str | os.PathLike[str]) -> Iterator[BinaryIO]:
     """
     target, folder, name = _split(path)
     mode = _final_mode(target, 0o666)
-    fd, temporary = tempfile.mkstemp(dir=folder, prefix=f".{name}.", suffix=TEMP_SUFFIX)
+    # The name is chosen before the file is created (unlike tempfile.mkstemp), so that an
+    # exception raised at any point after creation, even by a signal handler while the
+    # creating call returns, finds the name here and removes the file.
+    temporary: str | None = _temporary_name(folder, name)
     try:
+        try:
+            fd = os.open(temporary, _CREATE_FLAGS, 0o600)
+        except FileExistsError:
+            temporary = None  # someone else's file: not ours to remove
+            raise
         with os.fdopen(fd, "w+b") as file:
             yield file
             file.flush()
@@ -99,8 +114,9 @@ def atomic_file(path: str | os.PathLike[str]) -> Iterator[BinaryIO]:
             os.fsync(file.fileno())
         os.replace(temporary, target)
     except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(temporary)
+        if temporary is not None:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(temporary)
         raise
     _fsync_folder(folder)
 
@@ -136,25 +152,29 @@ def atomic_directory(path: str | os.PathLike[str]) -> Iterator[str]:
     if os.path.lexists(target) and not (os.path.isdir(target) and is_zarr_store(target)):
         raise FileExistsError(f"{target} exists and is not a Zarr store; refusing to replace it")
     mode = _final_mode(target, 0o777)
-    temporary = tempfile.mkdtemp(dir=folder, prefix=f".{name}.", suffix=TEMP_SUFFIX)
+    temporary: str | None = _temporary_name(folder, name)  # named first: see atomic_file
     try:
+        try:
+            os.mkdir(temporary, 0o700)
+        except FileExistsError:
+            temporary = None
+            raise
         yield temporary
         _fsync_tree(temporary)
         os.chmod(temporary, mode)
         if os.path.lexists(target):
-            old = tempfile.mkdtemp(dir=folder, prefix=f".{name}.old.", suffix=TEMP_SUFFIX)
-            aside = os.path.join(old, name)
+            aside = _temporary_name(folder, f"{name}.old")
             os.rename(target, aside)
             try:
                 os.rename(temporary, target)
             except BaseException:
                 os.rename(aside, target)  # put the old store back before reporting
-                os.rmdir(old)
                 raise
-            shutil.rmtree(old, ignore_errors=True)
+            shutil.rmtree(aside, ignore_errors=True)
         else:
             os.rename(temporary, target)
     except BaseException:
-        shutil.rmtree(temporary, ignore_errors=True)
+        if temporary is not None:
+            shutil.rmtree(temporary, ignore_errors=True)
         raise
     _fsync_folder(folder)

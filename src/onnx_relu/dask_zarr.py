@@ -55,22 +55,23 @@ def _import_dask():
 def dask_client(scheduler: str | None = None) -> Iterator[object]:
     """A ``distributed.Client`` of the scheduler at ``scheduler``, or of a new LocalCluster.
 
-    The LocalCluster (worker processes, sized by dask for this machine, no dashboard) lives
-    only as long as the ``with`` block. Its worker processes import the parent's ``__main__``
-    module again: a script that calls this needs an ``if __name__ == "__main__":`` guard.
+    The LocalCluster (worker processes sized by dask for this machine, its dashboard on a
+    random port of 127.0.0.1) lives only as long as the ``with`` block. Its worker processes
+    import the parent's ``__main__`` module again: a script that calls this needs an
+    ``if __name__ == "__main__":`` guard.
     """
     _da, distributed, _zarr = _import_dask()
     if scheduler:
         with distributed.Client(
-            scheduler, timeout=f"{CONNECT_TIMEOUT_S}s", set_as_default=False
+            scheduler, timeout=f"{CONNECT_TIMEOUT_S}s"
         ) as client:
             yield client
         return
     with (
         distributed.LocalCluster(
-            processes=True, dashboard_address=None, silence_logs=logging.ERROR
+            processes=True, dashboard_address="127.0.0.1:0", silence_logs=logging.ERROR
         ) as cluster,
-        distributed.Client(cluster, set_as_default=False) as client,
+        distributed.Client(cluster) as client,
     ):
         yield client
 
