@@ -2,7 +2,12 @@
 
 The input is a 512 MiB float32 .npy (a 4 MiB block of mixed-sign values with NaNs and -0.0,
 repeated). The child process reports its own peak resident memory (getrusage), which must stay
-below a quarter of the file: memory does not grow with the file. Killing ``apply`` while it
+below a quarter of the file: memory does not grow with the file.
+
+Peak memory is the kernel's VmHWM (/proc/self/status), the high-water mark of the child's own
+address space. getrusage's ru_maxrss is not used on Linux: the kernel folds the parent's peak
+into the child's at exec, so a child started from a large pytest process would report at
+least the parent's peak. ru_maxrss remains the fallback where /proc does not exist. Killing ``apply`` while it
 writes must leave OUT absent or as it was, never partial, and IN unchanged.
 """
 
@@ -32,7 +37,13 @@ PEAK_RSS_WRAPPER = """\
 import resource, sys
 from onnx_relu.cli import main
 status = main(sys.argv[1:])
-print("peak_rss_bytes", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024, file=sys.stderr)
+try:
+    with open("/proc/self/status") as status_file:
+        line = next(l for l in status_file if l.startswith("VmHWM:"))
+    peak = int(line.split()[1]) * 1024
+except OSError:
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+print("peak_rss_bytes", peak, file=sys.stderr)
 sys.exit(status)
 """
 

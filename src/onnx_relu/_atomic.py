@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import secrets
-import shutil
 import stat
 from collections.abc import Iterator
 from typing import BinaryIO
@@ -27,7 +25,7 @@ _CREATE_FLAGS = os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
 
 
 def _temporary_name(folder: str, name: str) -> str:
-    return os.path.join(folder, f".{name}.{secrets.token_hex(6)}{TEMP_SUFFIX}")
+    return os.path.join(folder, f".{name}.{os.urandom(6).hex()}{TEMP_SUFFIX}")
 
 
 def _umask() -> int:
@@ -148,6 +146,8 @@ def atomic_directory(path: str | os.PathLike[str]) -> Iterator[str]:
     folder): it is renamed aside, the new one renamed in, then the old one deleted, so ``path``
     is briefly absent but never partial. On failure the temporary folder is deleted.
     """
+    import shutil  # here, not at the top: `import onnx_relu` stays fast
+
     target, folder, name = _split(path)
     if os.path.lexists(target) and not (os.path.isdir(target) and is_zarr_store(target)):
         raise FileExistsError(f"{target} exists and is not a Zarr store; refusing to replace it")

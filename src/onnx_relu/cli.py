@@ -231,7 +231,9 @@ def _validate_apply(args: argparse.Namespace) -> None:
             raise UsageError("OUT is required: apply IN.zarr OUT.zarr --dask")
         for role, path in (("IN", args.input), ("OUT", args.output)):
             if not _is_zarr_name(path):
-                raise UsageError(f"with --dask, {role} must be a Zarr store named *.zarr, got {path!r}")
+                raise UsageError(
+                    f"with --dask, {role} must be a Zarr store named *.zarr, got {path!r}"
+                )
         _check_readable(args.input, "IN", folder=True)
         _check_writable_destination(args.output)
         from ._atomic import is_zarr_store
@@ -239,7 +241,9 @@ def _validate_apply(args: argparse.Namespace) -> None:
         if os.path.lexists(args.output) and not (
             os.path.isdir(args.output) and is_zarr_store(args.output)
         ):
-            raise UsageError(f"OUT {args.output!r} exists and is not a Zarr store; not replacing it")
+            raise UsageError(
+                f"OUT {args.output!r} exists and is not a Zarr store; not replacing it"
+            )
         return
     if _is_zarr_name(args.input) or (args.output and _is_zarr_name(args.output)):
         raise UsageError("Zarr stores are processed on Dask: add --dask")
@@ -307,6 +311,15 @@ def _apply(args: argparse.Namespace) -> None:
             )
 
 
+#: Errors in what the user gave (exit status 2).
+_USER_ERRORS = (
+    UsageError,
+    UnsupportedTypeError,
+    UnsupportedFileFormatError,
+    InvalidTensorFileError,
+)
+
+
 def _run_apply(args: argparse.Namespace) -> int:
     prog = f"{PROG} apply"
     try:
@@ -323,7 +336,7 @@ def _run_apply(args: argparse.Namespace) -> int:
             aftermath = "OUT was not written and IN is unchanged"
         print(f"{prog}: interrupted by {stop.name}; {aftermath}", file=sys.stderr)
         return 128 + stop.signum
-    except (UsageError, UnsupportedTypeError, UnsupportedFileFormatError, InvalidTensorFileError) as exc:
+    except _USER_ERRORS as exc:
         return _fail(prog, exc, EXIT_USAGE)
     except (OSError, MemoryError, ImportError) as exc:
         text = _os_error_text(exc) if isinstance(exc, OSError) else (str(exc) or type(exc).__name__)
@@ -332,7 +345,8 @@ def _run_apply(args: argparse.Namespace) -> int:
         if not args.dask:
             raise  # a bug in onnx-relu: keep the traceback
         # A Dask job fails in many ways (a worker killed, a store error on a worker...).
-        return _fail(prog, f"the Dask job failed ({type(exc).__name__}: {exc}); OUT left unchanged", EXIT_FAILED)
+        message = f"the Dask job failed ({type(exc).__name__}: {exc}); OUT left unchanged"
+        return _fail(prog, message, EXIT_FAILED)
     return EXIT_OK
 
 

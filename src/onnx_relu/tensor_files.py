@@ -12,7 +12,8 @@ bfloat16 in ``.npy``
     void values. Plain numpy void types are written as ``'|V2'``, and ``'<V2'`` is what exactly
     one ml_dtypes type writes (bfloat16 is its only 2-byte type), so :func:`read_tensor` reads a
     ``'<V2'`` descr as ``ml_dtypes.bfloat16`` and :func:`write_tensor` writes bfloat16 the way
-    ``numpy.save`` does. Files stay readable by any numpy: ``numpy.load(path).view(ml_dtypes.bfloat16)``.
+    ``numpy.save`` does. Files stay readable by any numpy:
+    ``numpy.load(path).view(ml_dtypes.bfloat16)``.
 
 Types Relu does not allow are read fine (``.npy`` of uint8, bool, structured types...);
 :func:`onnx_relu.relu` refuses them with its own error. Only pickled Python objects are refused
@@ -64,10 +65,10 @@ def tensor_format(path: str | os.PathLike[str]) -> str:
     --------
     >>> tensor_format("x.npy"), tensor_format("input_0.PB")
     ('npy', 'pb')
-    >>> tensor_format("x.csv")
+    >>> tensor_format("x.csv")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    onnx_relu.errors.UnsupportedFileFormatError: cannot tell the tensor format of 'x.csv': the name must end in .npy (NumPy) or .pb (ONNX TensorProto)
+    onnx_relu.errors.UnsupportedFileFormatError: cannot tell the tensor format of 'x.csv': ...
     """
     suffix = os.path.splitext(os.fspath(path))[1].lower()
     try:
