@@ -76,7 +76,7 @@ def test_inputs_by_name_and_the_input_arrays_are_left_untouched(chained_model):
     rep = backend.prepare(chained_model)
     by_list = rep.run([a, b])
     by_dict = rep.run({"b": b, "a": a})
-    for left, right in zip(by_list, by_dict):
+    for left, right in zip(by_list, by_dict, strict=True):
         np.testing.assert_array_equal(bits(left), bits(right))
     np.testing.assert_array_equal(a, a_before)
     np.testing.assert_array_equal(b, b_before)
@@ -194,9 +194,11 @@ def test_undeclared_input_type_is_checked_when_run():
         ([], ModelInputError, r"0 input\(s\) given but the model has 1: \['x'\]"),
         ([np.zeros(2, np.float32)] * 2, ModelInputError, "2 input"),
         ({}, ModelInputError, r"missing input\(s\) \['x'\]"),
-        ({"x": np.zeros(2, np.float32), "z": 1}, ModelInputError, r"unknown input name\(s\) \['z'\]"),
+        ({"x": np.zeros(2, np.float32), "z": 1}, ModelInputError,
+         r"unknown input name\(s\) \['z'\]"),
         ([np.zeros(2)], InputTypeMismatchError,
-         r"input 'x' is declared tensor\(float\) but was fed tensor\(double\).*astype\(numpy.float32\)"),
+         r"input 'x' is declared tensor\(float\) but was fed tensor\(double\)"
+         r".*astype\(numpy.float32\)"),
         ([np.zeros(2, np.float16)], InputTypeMismatchError, "fed tensor\\(float16\\)"),
         ([[1.0, 2.0]], InputTypeMismatchError, "fed tensor\\(double\\)"),
         ([np.zeros((2, 2), np.float32)], ModelInputError, r"shape \(2, 2\).*declares \('\?',\)"),

@@ -104,7 +104,7 @@ def onnx_type_of_type_proto(type_proto: onnx.TypeProto) -> str | None:
 
 
 def dtype_of_onnx_type(onnx_type: str) -> np.dtype | None:
-    """The numpy dtype holding an ONNX tensor type (bfloat16 is ml_dtypes.bfloat16); None if none."""
+    """The numpy dtype of an ONNX tensor type (bfloat16: ml_dtypes.bfloat16); None if none."""
     return _DTYPE_OF_ONNX_TYPE.get(onnx_type)
 
 

@@ -227,7 +227,7 @@ class OnnxReluBackendRep(BackendRep):
             raise ModelInputError(
                 f"{len(inputs)} input(s) given but the model has {len(required)}: {required}"
             )
-        return dict(zip(required, inputs))
+        return dict(zip(required, inputs, strict=True))
 
     def _checked_value(self, name: str, value: Any) -> np.ndarray:
         array = value if isinstance(value, np.ndarray) else np.asarray(value)
@@ -244,7 +244,8 @@ class OnnxReluBackendRep(BackendRep):
         shape = graph_input.shape
         if shape is not None:
             if array.ndim != len(shape) or any(
-                size is not None and size != actual for size, actual in zip(shape, array.shape)
+                size is not None and size != actual
+                for size, actual in zip(shape, array.shape, strict=True)
             ):
                 declared = tuple("?" if size is None else size for size in shape)
                 raise ModelInputError(
@@ -319,7 +320,7 @@ class OnnxReluBackend(Backend):
 
     @classmethod
     def prepare(cls, model: Any, device: str = "CPU", **kwargs: Any) -> OnnxReluBackendRep:
-        """Validate a model (ModelProto, path or bytes) and return a runnable :class:`OnnxReluBackendRep`."""
+        """Validate a model (ModelProto, path or bytes); return a runnable OnnxReluBackendRep."""
         _check_device(cls, device)
         return OnnxReluBackendRep(load_model(model))
 

@@ -87,19 +87,19 @@ def _native_relu(x, y, onnx_type, opset, domain, fresh, final_name):
 def _cast_int32(x, y, onnx_type, opset, domain, fresh, final_name):
     if onnx_type not in ("tensor(int8)", "tensor(int16)"):
         return None
-    wide, wide_relu = fresh("int32"), fresh("relu_int32")
+    wide, wide_relu = fresh("to_int32"), fresh("relu_int32")
     return [
-        helper.make_node("Cast", [x], [wide], name=fresh("to_int32"), domain=domain,
-                         to=TensorProto.INT32),
-        helper.make_node("Relu", [wide], [wide_relu], name=fresh("relu_int32"), domain=domain),
+        helper.make_node("Cast", [x], [wide], name=wide, domain=domain, to=TensorProto.INT32),
+        helper.make_node("Relu", [wide], [wide_relu], name=wide_relu, domain=domain),
         helper.make_node("Cast", [wide_relu], [y], name=final_name, domain=domain,
                          to=_ELEM_TYPE[onnx_type]),
     ]
 
 
-def _typed_zero(name: str, elem_type: int, domain: str, node_name: str) -> onnx.NodeProto:
+def _typed_zero(name: str, elem_type: int, domain: str) -> onnx.NodeProto:
+    """A Constant node making a scalar zero of ``elem_type``; node and value share ``name``."""
     value = helper.make_tensor(name, elem_type, [], [0])
-    return helper.make_node("Constant", [], [name], name=node_name, domain=domain, value=value)
+    return helper.make_node("Constant", [], [name], name=name, domain=domain, value=value)
 
 
 def _max_zero(x, y, onnx_type, opset, domain, fresh, final_name):
@@ -107,7 +107,7 @@ def _max_zero(x, y, onnx_type, opset, domain, fresh, final_name):
         return None  # Max(-0.0, 0) and Max(NaN, 0) are not Relu's exact values
     zero = fresh("zero")
     return [
-        _typed_zero(zero, _ELEM_TYPE[onnx_type], domain, fresh("zero")),
+        _typed_zero(zero, _ELEM_TYPE[onnx_type], domain),
         helper.make_node("Max", [x, zero], [y], name=final_name, domain=domain),
     ]
 
@@ -119,9 +119,9 @@ def _select(x, y, onnx_type, opset, domain, fresh, final_name):
     nodes = []
 
     def node(op_type, inputs, role, **attributes):
-        output = fresh(role)
-        nodes.append(helper.make_node(op_type, inputs, [output], name=fresh(role),
-                                      domain=domain, **attributes))
+        output = fresh(role)  # a helper node is named after the value it makes
+        nodes.append(helper.make_node(op_type, inputs, [output], name=output, domain=domain,
+                                      **attributes))
         return output
 
     # Compare in a type whose comparison onnxruntime implements; 16-bit floats widen to float
@@ -129,13 +129,13 @@ def _select(x, y, onnx_type, opset, domain, fresh, final_name):
     compare_type = TensorProto.FLOAT if onnx_type in _FLOAT_TYPES[:2] else elem_type
     compared = x if compare_type == elem_type else node("Cast", [x], "as_float", to=compare_type)
     zero = fresh("zero")
-    nodes.append(_typed_zero(zero, compare_type, domain, fresh("zero")))
+    nodes.append(_typed_zero(zero, compare_type, domain))
     # keep = not (x <= 0): true for positives and for every NaN; false for -0, -inf, negatives.
     not_positive = node("LessOrEqual", [compared, zero], "not_positive")
     keep = node("Not", [not_positive], "keep")
     axes = fresh("last_axis")
     nodes.append(helper.make_node(
-        "Constant", [], [axes], name=fresh("last_axis"), domain=domain,
+        "Constant", [], [axes], name=axes, domain=domain,
         value=helper.make_tensor(axes, TensorProto.INT64, [1], [-1])))
     index = node("Unsqueeze", [node("Cast", [keep], "keep_index", to=TensorProto.INT64), axes],
                  "keep_index_column")
@@ -145,7 +145,8 @@ def _select(x, y, onnx_type, opset, domain, fresh, final_name):
     zeros = node("Cast", [zeros_float], "zeros", to=elem_type)  # +0 in every float type
     choices = node(
         "Concat",
-        [node("Unsqueeze", [zeros, axes], "zeros_column"), node("Unsqueeze", [x, axes], "x_column")],
+        [node("Unsqueeze", [zeros, axes], "zeros_column"),
+         node("Unsqueeze", [x, axes], "x_column")],
         "choices", axis=-1)
     picked = node("GatherElements", [choices, index], "picked", axis=-1)
     nodes.append(helper.make_node("Squeeze", [picked, axes], [y], name=final_name, domain=domain))
@@ -278,7 +279,7 @@ def _probe_model(
     return model
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def probe_onnxruntime(
     onnx_type: str, opset: int, rewrite: str = "Relu", ir_version: int | None = None
 ) -> ProbeResult:
@@ -310,8 +311,8 @@ def probe_onnxruntime(
     x = probe_values(onnx_type)
     model = _probe_model(onnx_type, opset, ir_version, rewrite, x.size)
     if model is None:
-        return ProbeResult(onnx_type, opset, ir_version, rewrite, False,
-                           f"rewrite {rewrite!r} does not apply to {onnx_type} at opset {opset}", ())
+        reason = f"rewrite {rewrite!r} does not apply to {onnx_type} at opset {opset}"
+        return ProbeResult(onnx_type, opset, ir_version, rewrite, False, reason, ())
     try:
         (y,) = run_model(model, {"x": x})
     except Exception as error:  # noqa: BLE001 - onnxruntime raises its own exception classes
@@ -446,9 +447,12 @@ def legalize(
         if choice is None:
             description = (f"Relu node {site.node.name!r} (node #{site.index})" if site.node.name
                            else f"Relu node #{site.index} (unnamed)")
+            native = tried[0]
+            problem = ("onnxruntime runs it, but not with onnx-relu's values (exact=True)"
+                       if native.runs else "onnxruntime cannot run it")
             raise LegalizationError(
-                f"{description} on {site.input_type} at opset {opset}: onnxruntime cannot run it"
-                " and no rewrite runs with exact results there. Tried:\n"
+                f"{description} on {site.input_type} at opset {opset}: {problem}, and no"
+                " rewrite runs there with exact results. Tried:\n"
                 + "\n".join(f"  {t.rewrite}: {t.error or '; '.join(t.differences)}"
                             for t in tried)
                 + ("\nonnxruntime implements no Relu-1 (opsets 1-5): convert the model first,"
