@@ -184,3 +184,14 @@ def test_model_without_relu_is_copied():
     model = helper.make_model(graph)
     legalized = legalize(model)
     assert legalized == model and legalized is not model
+
+
+@pytest.mark.parametrize("onnx_type", ["tensor(bfloat16)", "tensor(int16)", "tensor(int64)"])
+@pytest.mark.parametrize("shape", [(), (0, 3), (3, 5)])
+def test_rewrites_keep_scalars_empty_and_strided_tensors(onnx_type, shape):
+    x = sample_values(onnx_type, random_count=15)[: int(np.prod(shape))].reshape(shape)
+    x = x.T  # a non-contiguous view for the 2-D shapes
+    legalized = legalize(relu_model(onnx_type, 17, shape=x.shape))
+    (y,) = run_with_onnxruntime(legalized, {"x": x})
+    assert y.shape == x.shape and y.dtype == x.dtype
+    np.testing.assert_array_equal(bits(y), bits(oracle_relu(x, onnx_type)))

@@ -57,7 +57,8 @@ def run_session(
         array = np.asarray(value)
         if not array.dtype.isnative:
             array = array.astype(array.dtype.newbyteorder("="))
-        array = np.ascontiguousarray(array)
+        if not array.flags.c_contiguous:
+            array = array.copy(order="C")  # (np.ascontiguousarray would make 0-d arrays 1-d)
         if array.dtype == _BFLOAT16:
             binding.bind_ortvalue_input(
                 name,

@@ -411,7 +411,8 @@ def legalize(
     onnx.ModelProto
         A new model. Every other node is untouched; each rewritten Relu becomes a small
         subgraph whose last node keeps the Relu's name and output name (its helper nodes and
-        values are named "<relu name>/<role>", unique in the model). The result passes
+        values are named "<relu name>/<role>", or "<output name>/<role>" for an unnamed Relu,
+        with a counter appended where the name is taken). The result passes
         ``onnx.checker.check_model(result, full_check=True)``.
 
     Raises
