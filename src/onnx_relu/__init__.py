@@ -33,3 +33,25 @@ __all__ = [
     "write_tensor",
     "__version__",
 ]
+
+
+# ONNX integration, imported on first use so that ``import onnx_relu`` never imports onnx:
+# name -> module (relative to this package) that defines it.
+_LAZY_ONNX_EXPORTS = {
+    "check_model": ".model_check",
+    "Finding": ".model_check",
+    # (not ".legalize": importing a submodule named like the function would make
+    # onnx_relu.legalize the module, not the function)
+    "legalize": ".legalization",
+}
+
+
+def __getattr__(name: str):
+    module_name = _LAZY_ONNX_EXPORTS.get(name)
+    if module_name is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module_name, __name__), name)
+    globals()[name] = value  # later look-ups skip __getattr__
+    return value

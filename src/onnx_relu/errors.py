@@ -9,6 +9,11 @@ from __future__ import annotations
 __all__ = [
     "OnnxReluError",
     "UnsupportedTypeError",
+    "InvalidModelError",
+    "UnsupportedOperatorError",
+    "ModelInputError",
+    "InputTypeMismatchError",
+    "LegalizationError",
     "InvalidTensorFileError",
     "UnsupportedFileFormatError",
 ]
@@ -20,6 +25,32 @@ class OnnxReluError(Exception):
 
 class UnsupportedTypeError(OnnxReluError, TypeError):
     """An input type the selected Relu version does not allow (or no version allows)."""
+
+
+# --- ONNX integration (backend, check_model, legalize) ---------------------------------------
+
+
+class InvalidModelError(OnnxReluError, ValueError):
+    """A model that cannot be read or is not a usable ONNX model (corrupt bytes, no opset, ...)."""
+
+
+class UnsupportedOperatorError(OnnxReluError, NotImplementedError):
+    """A model holds an operator other than ai.onnx Relu, which the onnx-relu backend cannot run."""
+
+
+class ModelInputError(OnnxReluError, ValueError):
+    """Inputs fed to a model that do not match its graph inputs (missing, unknown, wrong shape)."""
+
+
+class InputTypeMismatchError(ModelInputError, TypeError):
+    """An input fed with a type other than the one the graph input declares (never cast)."""
+
+
+class LegalizationError(OnnxReluError, ValueError):
+    """A Relu node that ``legalize`` cannot rewrite into anything the target runtime runs."""
+
+
+# --- tensor files and the command line ---------------------------------------------------------
 
 
 class InvalidTensorFileError(OnnxReluError, ValueError):

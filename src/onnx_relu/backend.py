@@ -1,0 +1,386 @@
+"""An ONNX backend (``onnx.backend.base.Backend``) that runs models made of Relu nodes on
+onnx-relu's kernel.
+
+It runs any number of ai.onnx Relu nodes (domain "" or "ai.onnx"), chained or side by side, with
+several inputs and outputs and initializers, at any opset from 1 to the latest the installed onnx
+knows. Everything is validated when the model is prepared, before anything runs: the model's
+opset decides each node's Relu version, and a node whose input type that version does not allow
+is refused naming the node, the input, its type, the version and the allowed types. Relu-1's
+``consumed_inputs`` attribute is accepted and ignored. Any other operator raises
+:class:`~onnx_relu.errors.UnsupportedOperatorError` (a ``NotImplementedError``) and makes
+:meth:`OnnxReluBackend.is_compatible` return False.
+
+Inputs are fed as a list (in graph-input order) or a dict (by name); their types must equal the
+declared ones exactly (onnx-relu never casts). bfloat16 tensors are ``ml_dtypes.bfloat16`` arrays.
+
+This module imports onnx; ``import onnx_relu`` does not import it.
+
+Examples
+--------
+>>> import numpy as np
+>>> from onnx import TensorProto, helper
+>>> from onnx_relu import backend
+>>> node = helper.make_node("Relu", ["x"], ["y"], name="relu")
+>>> graph = helper.make_graph(
+...     [node], "g",
+...     [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3])],
+...     [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3])])
+>>> model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
+>>> backend.run_model(model, [np.array([-1.0, -0.0, 2.0], dtype=np.float32)]).y
+array([0., 0., 2.], dtype=float32)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+from onnx.backend.base import Backend, BackendRep, Device, DeviceType, namedtupledict
+
+from ._api import relu
+from ._onnx_rules import (
+    arity_problems,
+    attribute_problems,
+    checked_model_opset,
+    describe_node,
+    dtype_of_onnx_type,
+    is_relu,
+    latest_onnx_opset,
+    load_model,
+    onnx_type_of_elem_type,
+    onnx_type_of_type_proto,
+    type_refusal,
+)
+from ._onnx_types import describe_dtype, onnx_type_name
+from .errors import (
+    InputTypeMismatchError,
+    InvalidModelError,
+    ModelInputError,
+    OnnxReluError,
+    UnsupportedOperatorError,
+    UnsupportedTypeError,
+)
+
+__all__ = [
+    "OnnxReluBackend",
+    "OnnxReluBackendRep",
+    "prepare",
+    "run_model",
+    "run_node",
+    "supports_device",
+    "is_compatible",
+]
+
+
+@dataclass(frozen=True)
+class _GraphInput:
+    """A graph input that can be fed: its declared type (None if undeclared) and shape."""
+
+    name: str
+    onnx_type: str | None
+    #: one entry per axis: an int for a fixed size, None for a symbolic or unknown one;
+    #: None for the whole shape when no shape is declared.
+    shape: tuple[int | None, ...] | None
+
+
+@dataclass(frozen=True)
+class _ReluStep:
+    """One Relu node to compute: where it sits in the graph, its input and output names."""
+
+    index: int
+    description: str
+    input: str
+    output: str
+
+
+def _declared_shape(type_proto: onnx.TypeProto) -> tuple[int | None, ...] | None:
+    tensor_type = type_proto.tensor_type
+    if not tensor_type.HasField("shape"):
+        return None
+    return tuple(d.dim_value if d.HasField("dim_value") else None for d in tensor_type.shape.dim)
+
+
+def _checked_relu_node(node: onnx.NodeProto, index: int, opset: int) -> str:
+    """Validate everything about a node that does not depend on types; return its description."""
+    description = describe_node(node, index)
+    if not is_relu(node):
+        domain = node.domain or "ai.onnx"
+        raise UnsupportedOperatorError(
+            f"{description} is operator {node.op_type!r} of domain {domain!r}: the onnx-relu"
+            " backend runs only ai.onnx Relu nodes"
+        )
+    problems = arity_problems(node) + attribute_problems(node, opset)
+    if problems:
+        raise InvalidModelError(f"{description}: {'; '.join(problems)}")
+    return description
+
+
+def _refuse_type(description: str, input_name: str, onnx_type: str, opset: int) -> None:
+    refusal = type_refusal(onnx_type, opset)
+    if refusal is not None:
+        raise UnsupportedTypeError(
+            f"{description}: input {input_name!r} has type {onnx_type}. {refusal}"
+        )
+
+
+class OnnxReluBackendRep(BackendRep):
+    """A prepared Relu model: validated once, run any number of times with :meth:`run`.
+
+    Create it with :func:`prepare`.
+    """
+
+    def __init__(self, model: onnx.ModelProto) -> None:
+        self.opset: int = checked_model_opset(model)
+        graph = model.graph
+        if graph.sparse_initializer:
+            raise UnsupportedOperatorError(
+                "the onnx-relu backend does not support sparse initializers"
+            )
+        # Names already defined, with their ONNX type (None where undeclared).
+        types: dict[str, str | None] = {}
+        self._initializers: dict[str, np.ndarray] = {}
+        for tensor in graph.initializer:
+            self._initializers[tensor.name] = numpy_helper.to_array(tensor)
+            types[tensor.name] = onnx_type_of_elem_type(tensor.data_type)
+
+        feedable = []
+        overridable = []
+        for value in graph.input:
+            onnx_type = onnx_type_of_type_proto(value.type)
+            if value.name in self._initializers:
+                # IR < 4 lists initializers among the inputs; from IR 4 such an input is a
+                # default that a caller may override by name.
+                overridable.append(_GraphInput(value.name, types[value.name], None))
+                continue
+            feedable.append(_GraphInput(value.name, onnx_type, _declared_shape(value.type)))
+            types[value.name] = onnx_type
+        #: the graph inputs that must be fed, in order (initializers excluded)
+        self.required_inputs: tuple[_GraphInput, ...] = tuple(feedable)
+        self._overridable: dict[str, _GraphInput] = {i.name: i for i in overridable}
+        self._inputs_by_name = {i.name: i for i in feedable}
+
+        steps = []
+        for index, node in enumerate(graph.node):
+            description = _checked_relu_node(node, index, self.opset)
+            (input_name,), (output_name,) = node.input, node.output
+            if input_name not in types:
+                raise InvalidModelError(
+                    f"{description}: input {input_name!r} is not a graph input, an initializer"
+                    " or the output of an earlier node (nodes must be in topological order)"
+                )
+            if output_name in types:
+                raise InvalidModelError(
+                    f"{description}: output {output_name!r} is already defined earlier in the"
+                    " graph (every value must be produced once)"
+                )
+            onnx_type = types[input_name]
+            if onnx_type is not None:
+                _refuse_type(description, input_name, onnx_type, self.opset)
+            types[output_name] = onnx_type
+            steps.append(_ReluStep(index, description, input_name, output_name))
+        self._steps: tuple[_ReluStep, ...] = tuple(steps)
+
+        for value in graph.output:
+            if value.name not in types:
+                raise InvalidModelError(
+                    f"graph output {value.name!r} is produced by no node, input or initializer"
+                )
+            declared = onnx_type_of_type_proto(value.type)
+            computed = types[value.name]
+            if declared is not None and computed is not None and declared != computed:
+                raise InvalidModelError(
+                    f"graph output {value.name!r} is declared {declared} but is {computed}"
+                    " (Relu's output has its input's type)"
+                )
+        #: the graph output names, in order
+        self.output_names: tuple[str, ...] = tuple(value.name for value in graph.output)
+
+    # -- running -------------------------------------------------------------------------------
+
+    def _feeds(self, inputs: Any) -> dict[str, Any]:
+        required = [i.name for i in self.required_inputs]
+        if isinstance(inputs, Mapping):
+            unknown = [name for name in inputs if name not in self._inputs_by_name
+                       and name not in self._overridable]
+            if unknown:
+                raise ModelInputError(
+                    f"unknown input name(s) {unknown}; the model's inputs are {required}"
+                    + (f" (initializers that may be overridden: {sorted(self._overridable)})"
+                       if self._overridable else "")
+                )
+            missing = [name for name in required if name not in inputs]
+            if missing:
+                raise ModelInputError(f"missing input(s) {missing}; the model needs {required}")
+            return dict(inputs)
+        if isinstance(inputs, (np.ndarray, np.generic)):
+            inputs = [inputs]
+        elif not isinstance(inputs, Sequence) or isinstance(inputs, (str, bytes)):
+            raise ModelInputError(
+                "inputs must be a list (in graph-input order) or a dict (by name) of arrays,"
+                f" got {type(inputs).__name__}"
+            )
+        if len(inputs) != len(required):
+            raise ModelInputError(
+                f"{len(inputs)} input(s) given but the model has {len(required)}: {required}"
+            )
+        return dict(zip(required, inputs, strict=True))
+
+    def _checked_value(self, name: str, value: Any) -> np.ndarray:
+        array = value if isinstance(value, np.ndarray) else np.asarray(value)
+        graph_input = self._inputs_by_name.get(name) or self._overridable[name]
+        if graph_input.onnx_type is not None:
+            fed = describe_dtype(array.dtype)
+            native = array.dtype if array.dtype.isnative else array.dtype.newbyteorder("=")
+            if native != dtype_of_onnx_type(graph_input.onnx_type):
+                raise InputTypeMismatchError(
+                    f"input {name!r} is declared {graph_input.onnx_type} but was fed {fed};"
+                    f" onnx-relu never casts: convert it explicitly"
+                    f"{_conversion_hint(graph_input.onnx_type)}"
+                )
+        shape = graph_input.shape
+        if shape is not None:
+            if array.ndim != len(shape) or any(
+                size is not None and size != actual
+                for size, actual in zip(shape, array.shape, strict=True)
+            ):
+                declared = tuple("?" if size is None else size for size in shape)
+                raise ModelInputError(
+                    f"input {name!r} has shape {array.shape} but the model declares {declared}"
+                )
+        return array
+
+    def run(self, inputs: Any, **kwargs: Any) -> tuple[Any, ...]:
+        """Run the model.
+
+        Parameters
+        ----------
+        inputs : list, tuple, dict or numpy.ndarray
+            The graph inputs (initializers excluded): a list in graph-input order, a dict by
+            name (which may also override initializers listed as graph inputs), or one array for
+            a model with one input. Types must equal the declared ones; bfloat16 tensors are
+            ``ml_dtypes.bfloat16`` arrays. Inputs are never modified.
+
+        Returns
+        -------
+        tuple of numpy.ndarray
+            The graph outputs in order; also addressable by name (``outputs["y"]``, ``.y``).
+        """
+        values: dict[str, Any] = dict(self._initializers)
+        for name, value in self._feeds(inputs).items():
+            values[name] = self._checked_value(name, value)
+        for step in self._steps:
+            x = values[step.input]
+            try:
+                y = relu(x, opset=self.opset)
+            except UnsupportedTypeError:
+                # Only reachable when the graph leaves the type undeclared: say which node.
+                _refuse_type(step.description, step.input, _type_name_of(x.dtype), self.opset)
+                raise
+            values[step.output] = np.asarray(y)
+        produced = {step.output for step in self._steps}
+        # A graph output that is an input or an initializer is returned as a copy, so the
+        # caller's array and the prepared model never alias the results.
+        results = [values[name] if name in produced else np.array(values[name], copy=True)
+                   for name in self.output_names]
+        return namedtupledict("Outputs", self.output_names)(*results)
+
+
+def _type_name_of(dtype: np.dtype) -> str:
+    """An array's type in ONNX terms ("tensor(uint8)"), or described if ONNX has no such type."""
+    native = dtype if dtype.isnative else dtype.newbyteorder("=")
+    return onnx_type_name(native) or describe_dtype(dtype)
+
+
+def _conversion_hint(onnx_type: str) -> str:
+    dtype = dtype_of_onnx_type(onnx_type)
+    if dtype is None:
+        return ""
+    if dtype.name == "bfloat16":
+        return ", e.g. x.astype(ml_dtypes.bfloat16)"
+    return f", e.g. x.astype(numpy.{dtype.name})"
+
+
+class OnnxReluBackend(Backend):
+    """The onnx-relu backend: runs models made only of ai.onnx Relu nodes, on the CPU."""
+
+    @classmethod
+    def is_compatible(cls, model: Any, device: str = "CPU", **kwargs: Any) -> bool:
+        """True if :meth:`prepare` would accept the model on this device."""
+        if not cls.supports_device(device):
+            return False
+        try:
+            OnnxReluBackendRep(load_model(model))
+        except (OnnxReluError, NotImplementedError):
+            return False
+        return True
+
+    @classmethod
+    def prepare(cls, model: Any, device: str = "CPU", **kwargs: Any) -> OnnxReluBackendRep:
+        """Validate a model (ModelProto, path or bytes); return a runnable OnnxReluBackendRep."""
+        _check_device(cls, device)
+        return OnnxReluBackendRep(load_model(model))
+
+    @classmethod
+    def run_model(
+        cls, model: Any, inputs: Any, device: str = "CPU", **kwargs: Any
+    ) -> tuple[Any, ...]:
+        """Prepare and run a model once; see :meth:`OnnxReluBackendRep.run` for ``inputs``."""
+        return cls.prepare(model, device, **kwargs).run(inputs)
+
+    @classmethod
+    def run_node(
+        cls,
+        node: onnx.NodeProto,
+        inputs: Any,
+        device: str = "CPU",
+        outputs_info: Any = None,
+        **kwargs: Any,
+    ) -> tuple[Any, ...]:
+        """Run one Relu node on ``inputs`` (a one-element list, or a dict by input name).
+
+        The opset is ``kwargs["opset_version"]`` if given, else the latest onnx knows; it decides
+        the Relu version and so the allowed types.
+        """
+        _check_device(cls, device)
+        opset = kwargs.get("opset_version", latest_onnx_opset())
+        description = _checked_relu_node(node, 0, opset)
+        (input_name,), (output_name,) = node.input, node.output
+        if isinstance(inputs, Mapping):
+            if set(inputs) != {input_name}:
+                raise ModelInputError(
+                    f"{description} needs exactly the input {input_name!r}, got {sorted(inputs)}"
+                )
+            x = inputs[input_name]
+        else:
+            if isinstance(inputs, (np.ndarray, np.generic)):
+                inputs = [inputs]
+            if len(inputs) != 1:
+                raise ModelInputError(f"{description} takes one input, got {len(inputs)}")
+            (x,) = inputs
+        x = x if isinstance(x, np.ndarray) else np.asarray(x)
+        _refuse_type(description, input_name, _type_name_of(x.dtype), opset)
+        return namedtupledict("Outputs", [output_name])(np.asarray(relu(x, opset=opset)))
+
+    @classmethod
+    def supports_device(cls, device: str) -> bool:
+        """True for the CPU ("CPU", "CPU:0"); the kernel runs nowhere else."""
+        try:
+            return Device(device).type == DeviceType.CPU
+        except (AttributeError, ValueError):
+            return False
+
+
+def _check_device(backend: type[OnnxReluBackend], device: str) -> None:
+    if not backend.supports_device(device):
+        raise ValueError(f"device {device!r} is not supported: the onnx-relu backend runs on CPU")
+
+
+is_compatible = OnnxReluBackend.is_compatible
+prepare = OnnxReluBackend.prepare
+run_model = OnnxReluBackend.run_model
+run_node = OnnxReluBackend.run_node
+supports_device = OnnxReluBackend.supports_device

@@ -1,0 +1,99 @@
+"""onnx-relu's Relu for onnx's reference evaluator: ``ReferenceEvaluator(model, new_ops=[Relu])``.
+
+One class serves every opset: the model's ai.onnx opset (``run_params["opsets"]``) selects the
+Relu version, hence the allowed types, exactly as ``onnx_relu.relu(x, opset=...)`` does. Relu-1's
+``consumed_inputs`` attribute is accepted (and ignored) at opsets 1-5 and refused from opset 6 on,
+like any attribute the version does not declare. Unlike onnx's own reference Relu (which computes
+``np.maximum(x, 0)`` for whatever it is given), a type the version does not allow raises
+:class:`~onnx_relu.errors.UnsupportedTypeError` naming the node, the input, its type, the version
+and the allowed types.
+
+The reference evaluator finds replacement operators by class name, so the class is named ``Relu``.
+This module imports onnx (onnx.reference); ``import onnx_relu`` does not import it.
+
+Examples
+--------
+>>> import numpy as np
+>>> from onnx import TensorProto, helper
+>>> from onnx.reference import ReferenceEvaluator
+>>> from onnx_relu.reference import Relu
+>>> graph = helper.make_graph(
+...     [helper.make_node("Relu", ["x"], ["y"])], "g",
+...     [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3])],
+...     [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3])])
+>>> model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
+>>> ReferenceEvaluator(model, new_ops=[Relu]).run(None, {"x": np.array([-1, -0.0, 2], "f4")})
+[array([0., 0., 2.], dtype=float32)]
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from onnx.reference.op_run import OpRun
+
+from ._api import relu
+from ._onnx_rules import (
+    AI_ONNX_DOMAINS,
+    arity_problems,
+    attribute_problems,
+    type_refusal,
+)
+from ._onnx_types import describe_dtype, onnx_type_name
+from .errors import InvalidModelError, UnsupportedTypeError
+
+__all__ = ["Relu"]
+
+
+def _ai_onnx_opset(run_params: dict[str, Any]) -> int:
+    opsets = run_params.get("opsets") or {}
+    for domain in AI_ONNX_DOMAINS:
+        if domain in opsets:
+            return int(opsets[domain])
+    raise InvalidModelError(
+        f"the evaluated model imports no ai.onnx opset (opsets: {opsets!r}), so the Relu version"
+        " in force is undefined"
+    )
+
+
+def _node_label(node) -> str:
+    # The evaluator does not tell an operator its position in the graph: name only.
+    return f"Relu node {node.name!r}" if node.name else "Relu node (unnamed)"
+
+
+class Relu(OpRun):
+    """ai.onnx Relu (versions 1, 6, 13, 14) computed by ``onnx_relu.relu``."""
+
+    op_domain = ""
+
+    def __init__(self, onnx_node, run_params: dict[str, Any], schema: Any = None) -> None:
+        super().__init__(onnx_node, run_params, schema)
+        #: the model's ai.onnx opset, which selects the Relu version
+        self.opset: int = _ai_onnx_opset(run_params)
+        problems = arity_problems(onnx_node) + attribute_problems(onnx_node, self.opset)
+        if problems:
+            raise InvalidModelError(f"{_node_label(onnx_node)}: {'; '.join(problems)}")
+
+    def run(self, *args, **kwargs):
+        # Checked here rather than in _run: OpRun.run rewraps every TypeError raised by _run into
+        # a generic "Issues with types" error, which would hide the message.
+        if args:
+            self._check_type(args[0])
+        return super().run(*args, **kwargs)
+
+    def _check_type(self, x: Any) -> None:
+        dtype = getattr(x, "dtype", None)
+        if dtype is None:
+            dtype = np.asarray(x).dtype
+        native = dtype if dtype.isnative else dtype.newbyteorder("=")
+        onnx_type = onnx_type_name(native) or describe_dtype(dtype)
+        refusal = type_refusal(onnx_type, self.opset)
+        if refusal is not None:
+            raise UnsupportedTypeError(
+                f"{_node_label(self.onnx_node)}: input {self.onnx_node.input[0]!r} has type"
+                f" {onnx_type}. {refusal}"
+            )
+
+    def _run(self, x, consumed_inputs=None):  # noqa: ARG002 - Relu-1's legacy attribute
+        return (np.asarray(relu(x, opset=self.opset)),)
