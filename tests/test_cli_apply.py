@@ -264,3 +264,25 @@ def test_threads_use_num_threads_when_the_package_has_it(monkeypatch):
     with cli._thread_limit(3):
         pass
     assert calls == [3]
+
+
+def test_a_failing_disk_exits_1_and_leaves_out_unchanged(tmp_path, monkeypatch, capsys):
+    import errno
+
+    from onnx_relu.cli import main
+
+    x = tensor("float")
+    write_tensor(tmp_path / "x.npy", x)
+    (tmp_path / "y.npy").write_bytes(b"previous")
+
+    def full_disk(fd):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(os, "fsync", full_disk)  # the write "succeeds", the flush to disk fails
+    status = main(["apply", str(tmp_path / "x.npy"), str(tmp_path / "y.npy")])
+    stderr = capsys.readouterr().err
+    assert status == 1
+    assert stderr.startswith("onnx-relu apply: error: No space left on device")
+    assert "OUT left unchanged" in stderr and len(stderr.splitlines()) == 1
+    assert (tmp_path / "y.npy").read_bytes() == b"previous"
+    assert sorted(os.listdir(tmp_path)) == ["x.npy", "y.npy"]

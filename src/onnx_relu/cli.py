@@ -83,7 +83,7 @@ def _fail(prog: str, message: object, status: int) -> int:
 def _os_error_text(exc: OSError) -> str:
     if exc.strerror and exc.filename:
         return f"{exc.strerror}: {exc.filename!r}"
-    return str(exc) or type(exc).__name__
+    return exc.strerror or str(exc) or type(exc).__name__
 
 
 def _positive_int(text: str) -> int:
@@ -311,6 +311,12 @@ def _apply(args: argparse.Namespace) -> None:
             )
 
 
+_IN_PLACE_AFTERMATH = (
+    "IN may be partly rewritten; run the same command again to finish it (Relu is idempotent)"
+)
+
+_NOT_WRITTEN = "OUT was not written and IN is unchanged"
+
 #: Errors in what the user gave (exit status 2).
 _USER_ERRORS = (
     UsageError,
@@ -327,20 +333,15 @@ def _run_apply(args: argparse.Namespace) -> int:
             _validate_apply(args)
             _apply(args)
     except Interrupted as stop:
-        if args.in_place:
-            aftermath = (
-                f"IN may be partly rewritten; run the same command again to finish it"
-                " (Relu is idempotent)"
-            )
-        else:
-            aftermath = "OUT was not written and IN is unchanged"
+        aftermath = _IN_PLACE_AFTERMATH if args.in_place else _NOT_WRITTEN
         print(f"{prog}: interrupted by {stop.name}; {aftermath}", file=sys.stderr)
         return 128 + stop.signum
     except _USER_ERRORS as exc:
         return _fail(prog, exc, EXIT_USAGE)
     except (OSError, MemoryError, ImportError) as exc:
         text = _os_error_text(exc) if isinstance(exc, OSError) else (str(exc) or type(exc).__name__)
-        return _fail(prog, f"{text}; OUT left unchanged", EXIT_FAILED)
+        aftermath = _IN_PLACE_AFTERMATH if args.in_place else "OUT left unchanged"
+        return _fail(prog, f"{text}; {aftermath}", EXIT_FAILED)
     except Exception as exc:
         if not args.dask:
             raise  # a bug in onnx-relu: keep the traceback
