@@ -89,7 +89,16 @@ def big_input(tmp_path_factory) -> tuple[Path, np.ndarray]:
     block = _block()
     path = tmp_path_factory.mktemp("big") / "x.npy"
     _write_tiled(path, block)
-    return path, block
+    yield path, block
+    path.unlink()  # pytest keeps the last runs' folders: no need to keep 512 MiB in each
+
+
+@pytest.fixture(autouse=True)
+def _remove_big_files(tmp_path):
+    yield
+    for entry in tmp_path.iterdir():
+        if entry.is_file() and entry.stat().st_size > BLOCK_BYTES:
+            entry.unlink()
 
 
 def _peak_rss(*args: object) -> tuple[int, subprocess.CompletedProcess]:
