@@ -39,8 +39,9 @@ def run_block(script: str, folder: Path) -> subprocess.CompletedProcess:
 
 def test_the_section_has_the_examples_this_test_runs():
     blocks = shell_blocks()
-    assert len(blocks) == 2
-    assert "onnx-relu apply x.npy y.npy" in blocks[0] and "--dask" in blocks[1]
+    assert len(blocks) == 3
+    assert "onnx-relu apply x.npy y.npy" in blocks[0]
+    assert "onnx-relu legalize" in blocks[1] and "--dask" in blocks[2]
 
 
 def test_apply_examples_run(tmp_path):
@@ -53,6 +54,16 @@ def test_apply_examples_run(tmp_path):
         assert same_bits(read_tensor(tmp_path / name), reference_relu(x))
 
 
+def test_model_examples_run(tmp_path):
+    done = run_block(shell_blocks()[1], tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "relu_int64.onnx: no findings" in done.stdout
+    expected = np.array([0, 0, 5, 0], dtype=np.int64)
+    assert read_tensor(tmp_path / "results" / "Y.npy").tolist() == expected.tolist()
+    assert read_tensor(tmp_path / "results" / "Y.pb").tolist() == expected.tolist()
+    assert (tmp_path / "relu_int64.ort.onnx").stat().st_size > 0
+
+
 def test_dask_example_runs_on_a_local_cluster(tmp_path):
     values = np.array([[-1.5, 2.0], [np.inf, -0.0]], dtype=np.float64)
     store = zarr.create_array(tmp_path / "in.zarr", shape=values.shape, chunks=(1, 2),
@@ -60,7 +71,7 @@ def test_dask_example_runs_on_a_local_cluster(tmp_path):
     store[...] = values
     # The remote-scheduler line needs a cluster at that address; test_dask runs that path.
     local_only = "\n".join(
-        line for line in shell_blocks()[1].splitlines() if "--scheduler" not in line
+        line for line in shell_blocks()[2].splitlines() if "--scheduler" not in line
     )
     assert "onnx-relu apply in.zarr out.zarr --dask" in local_only
     done = run_block(local_only, tmp_path)

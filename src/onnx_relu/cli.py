@@ -39,6 +39,9 @@ examples:
   {PROG} apply --opset 13 input_0.pb output_0.pb
   {PROG} apply --in-place big.npy         rewrite big.npy itself, chunk by chunk
   {PROG} apply in.zarr out.zarr --dask    on a Dask LocalCluster (or --scheduler ADDRESS)
+  {PROG} run model.onnx -i X=x.npy -o out/   run a Relu model on tensor files
+  {PROG} check model.onnx                 judge every Relu node of any model (exit 1: findings)
+  {PROG} legalize model.onnx fixed.onnx   make onnxruntime run every Relu (bfloat16, int16...)
 
 exit status: 0 success, 1 failure (a check failed or the job could not be done),
 2 usage error (bad arguments or input files), 128+N stopped by signal N (130: Ctrl-C).
@@ -351,12 +354,225 @@ def _run_apply(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+# --- run -----------------------------------------------------------------------------------
+
+_RUN_EXAMPLES = f"""\
+examples:
+  {PROG} run model.onnx -i X=x.npy -o results/          writes results/<output name>.npy
+  {PROG} run model.onnx -i x.npy -o results/            a model with one input needs no NAME
+  {PROG} run model.onnx -i a=a.pb -i b=b.npy -o out/ --format pb
+
+The model must consist of ai.onnx Relu nodes only (see `{PROG} check` for any model). Inputs
+are .npy or .pb files; types must be the declared ones and the ones the model's opset allows.
+Each output is written atomically; nothing is written unless the whole model ran.
+"""
+
+#: Characters allowed as they are in an output file name; others become "_".
+_SAFE_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
+
+
+def _file_name_for(value_name: str) -> str:
+    name = "".join(c if c in _SAFE_NAME_CHARS else "_" for c in value_name).lstrip(".")
+    return name or "output"
+
+
+def _add_run_command(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser(
+        "run",
+        help="run a model made of Relu nodes on tensor files",
+        description="Run an ONNX model made of Relu nodes through the onnx-relu backend and "
+        "write each graph output to DIR as <name>.npy (or .pb).",
+        epilog=_RUN_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("model", metavar="MODEL.onnx", help="the model file")
+    parser.add_argument(
+        "-i", "--input", action="append", default=[], metavar="NAME=FILE", dest="inputs",
+        help="a graph input and the .npy/.pb file holding it (repeat for each input; "
+        "NAME= may be left out when the model has one input)",
+    )
+    parser.add_argument("-o", "--output-dir", required=True, metavar="DIR",
+                        help="folder for the outputs (created if missing)")
+    parser.add_argument("--format", choices=("npy", "pb"), default="npy",
+                        help="file format of the outputs (default: npy)")
+    parser.add_argument("--threads", type=_positive_int, metavar="N",
+                        help="threads for the Relu kernel")
+    parser.set_defaults(handler=_run_run)
+
+
+def _parse_run_inputs(entries: list[str], required: list[str]) -> dict[str, str]:
+    files: dict[str, str] = {}
+    for entry in entries:
+        name, sep, path = entry.partition("=")
+        if not sep:
+            if len(required) != 1 or len(entries) != 1:
+                raise UsageError(
+                    f"-i {entry!r}: write NAME=FILE (the model's inputs are {required})"
+                )
+            name, path = required[0], entry
+        if not name or not path:
+            raise UsageError(f"-i {entry!r}: write NAME=FILE")
+        if name in files:
+            raise UsageError(f"input {name!r} is given twice")
+        files[name] = path
+    return files
+
+
+def _run_model_files(args: argparse.Namespace) -> list[str]:
+    from .backend import prepare
+    from .tensor_files import read_tensor, write_tensor
+
+    _check_readable(args.model, "MODEL")
+    rep = prepare(args.model)
+    required = [graph_input.name for graph_input in rep.required_inputs]
+    files = _parse_run_inputs(args.inputs, required)
+    for path in files.values():
+        _check_readable(path, "input file")
+    if os.path.exists(args.output_dir) and not os.path.isdir(args.output_dir):
+        raise UsageError(f"-o {args.output_dir!r} exists and is not a folder")
+    feeds = {name: read_tensor(path) for name, path in files.items()}
+    with _thread_limit(args.threads):
+        outputs = rep.run(feeds)
+    os.makedirs(args.output_dir, exist_ok=True)
+    written = []
+    used: set[str] = set()
+    for name, value in zip(rep.output_names, outputs, strict=True):
+        stem = _file_name_for(name)
+        while stem in used:  # two output names that map to one file name
+            stem += "_"
+        used.add(stem)
+        path = os.path.join(args.output_dir, f"{stem}.{args.format}")
+        write_tensor(path, value, name=name)
+        written.append(f"{name} -> {path} ({value.dtype.name}, shape {value.shape})")
+    return written
+
+
+def _model_errors():
+    from .errors import InvalidModelError, ModelInputError, UnsupportedOperatorError
+
+    return (InvalidModelError, ModelInputError, UnsupportedOperatorError)
+
+
+def _run_run(args: argparse.Namespace) -> int:
+    prog = f"{PROG} run"
+    try:
+        with _signals_raise_interrupted():
+            for line in _run_model_files(args):
+                print(line)
+    except Interrupted as stop:
+        print(f"{prog}: interrupted by {stop.name}; outputs written so far are complete",
+              file=sys.stderr)
+        return 128 + stop.signum
+    except _USER_ERRORS + _model_errors() as exc:
+        return _fail(prog, exc, EXIT_USAGE)
+    except (OSError, MemoryError, ImportError) as exc:
+        text = _os_error_text(exc) if isinstance(exc, OSError) else (str(exc) or type(exc).__name__)
+        return _fail(prog, text, EXIT_FAILED)
+    return EXIT_OK
+
+
+# --- check ---------------------------------------------------------------------------------
+
+
+def _add_check_command(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser(
+        "check",
+        help="judge every Relu node of a model (type allowed at its opset, attributes)",
+        description="Judge every ai.onnx Relu node of an ONNX model: is its input type allowed "
+        "by the Relu version of the model's opset, are its attributes valid for that version? "
+        "Prints one finding per line; exit status 1 if there is any, 0 if none.",
+        epilog=f"example:\n  {PROG} check model.onnx",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("model", metavar="MODEL.onnx", help="the model file")
+    parser.set_defaults(handler=_run_check)
+
+
+def _run_check(args: argparse.Namespace) -> int:
+    prog = f"{PROG} check"
+    try:
+        _check_readable(args.model, "MODEL")
+        from .model_check import check_model
+
+        findings = check_model(args.model)
+    except _USER_ERRORS + _model_errors() as exc:
+        return _fail(prog, exc, EXIT_USAGE)
+    except (OSError, ImportError) as exc:
+        text = _os_error_text(exc) if isinstance(exc, OSError) else str(exc)
+        return _fail(prog, text, EXIT_FAILED)
+    for finding in findings:
+        print(finding)
+    if findings:
+        print(f"{len(findings)} finding(s) in {args.model}", file=sys.stderr)
+        return EXIT_FAILED
+    print(f"{args.model}: no findings")
+    return EXIT_OK
+
+
+# --- legalize ------------------------------------------------------------------------------
+
+
+def _add_legalize_command(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser(
+        "legalize",
+        help="rewrite the Relu nodes a runtime cannot run into equivalent subgraphs",
+        description="Write a copy of MODEL in which onnxruntime's CPU provider can run every "
+        "Relu node (bfloat16, int16, int64 ...), with onnx-relu's values. Other nodes are "
+        "untouched. OUT is written atomically.",
+        epilog=f"examples:\n  {PROG} legalize model.onnx model.ort.onnx\n"
+        f"  {PROG} legalize --exact model.onnx model.exact.onnx   also make float Relus exact",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("model", metavar="MODEL.onnx", help="the model file")
+    parser.add_argument("output", metavar="OUT.onnx", help="where to write the new model")
+    parser.add_argument("--target", choices=("onnxruntime",), default="onnxruntime",
+                        help="the runtime to legalize for (default: onnxruntime)")
+    parser.add_argument("--exact", action="store_true",
+                        help="also rewrite the Relus the runtime runs with other values "
+                        "(-0.0 kept, float16 NaNs quieted) so that every result is exact")
+    parser.set_defaults(handler=_run_legalize)
+
+
+def _run_legalize(args: argparse.Namespace) -> int:
+    prog = f"{PROG} legalize"
+    try:
+        with _signals_raise_interrupted():
+            _check_readable(args.model, "MODEL")
+            if os.path.isdir(args.output):
+                raise UsageError(f"OUT {args.output!r} is a folder, not a file name")
+            _check_writable_destination(args.output)
+            from ._atomic import atomic_file
+            from .errors import LegalizationError
+            from .legalization import legalize
+
+            try:
+                model = legalize(args.model, target=args.target, exact=args.exact)
+            except LegalizationError as exc:
+                raise UsageError(str(exc)) from None
+            data = model.SerializeToString()
+            with atomic_file(args.output) as file:
+                file.write(data)
+    except Interrupted as stop:
+        print(f"{prog}: interrupted by {stop.name}; {_NOT_WRITTEN}", file=sys.stderr)
+        return 128 + stop.signum
+    except _USER_ERRORS + _model_errors() as exc:
+        return _fail(prog, exc, EXIT_USAGE)
+    except (OSError, MemoryError, ImportError) as exc:
+        text = _os_error_text(exc) if isinstance(exc, OSError) else (str(exc) or type(exc).__name__)
+        return _fail(prog, f"{text}; OUT left unchanged", EXIT_FAILED)
+    print(f"wrote {args.output}")
+    return EXIT_OK
+
+
 # --- the command ---------------------------------------------------------------------------
 
 #: One entry per subcommand; each adds its parser and sets ``handler``.
 _COMMANDS: tuple[Callable[[argparse._SubParsersAction], None], ...] = (
     _add_demo_command,
     _add_apply_command,
+    _add_run_command,
+    _add_check_command,
+    _add_legalize_command,
 )
 
 
