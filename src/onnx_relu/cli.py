@@ -453,22 +453,30 @@ def _model_errors():
     return (InvalidModelError, ModelInputError, UnsupportedOperatorError)
 
 
-def _run_run(args: argparse.Namespace) -> int:
-    prog = f"{PROG} run"
+def _run_guarded(prog: str, work: Callable[[], int], *, after_interrupt: str,
+                 after_failure: str = "") -> int:
+    """Run a model subcommand's ``work``, turning its errors and signals into exit statuses."""
     try:
         with _signals_raise_interrupted():
-            for line in _run_model_files(args):
-                print(line)
+            return work()
     except Interrupted as stop:
-        print(f"{prog}: interrupted by {stop.name}; outputs written so far are complete",
-              file=sys.stderr)
+        print(f"{prog}: interrupted by {stop.name}; {after_interrupt}", file=sys.stderr)
         return 128 + stop.signum
     except _USER_ERRORS + _model_errors() as exc:
         return _fail(prog, exc, EXIT_USAGE)
     except (OSError, MemoryError, ImportError) as exc:
         text = _os_error_text(exc) if isinstance(exc, OSError) else (str(exc) or type(exc).__name__)
-        return _fail(prog, text, EXIT_FAILED)
-    return EXIT_OK
+        return _fail(prog, text + after_failure, EXIT_FAILED)
+
+
+def _run_run(args: argparse.Namespace) -> int:
+    def work() -> int:
+        for line in _run_model_files(args):
+            print(line)
+        return EXIT_OK
+
+    return _run_guarded(f"{PROG} run", work,
+                        after_interrupt="outputs written so far are complete")
 
 
 # --- check ---------------------------------------------------------------------------------
@@ -489,24 +497,20 @@ def _add_check_command(commands: argparse._SubParsersAction) -> None:
 
 
 def _run_check(args: argparse.Namespace) -> int:
-    prog = f"{PROG} check"
-    try:
+    def work() -> int:
         _check_readable(args.model, "MODEL")
         from .model_check import check_model
 
         findings = check_model(args.model)
-    except _USER_ERRORS + _model_errors() as exc:
-        return _fail(prog, exc, EXIT_USAGE)
-    except (OSError, ImportError) as exc:
-        text = _os_error_text(exc) if isinstance(exc, OSError) else str(exc)
-        return _fail(prog, text, EXIT_FAILED)
-    for finding in findings:
-        print(finding)
-    if findings:
-        print(f"{len(findings)} finding(s) in {args.model}", file=sys.stderr)
-        return EXIT_FAILED
-    print(f"{args.model}: no findings")
-    return EXIT_OK
+        for finding in findings:
+            print(finding)
+        if findings:
+            print(f"{len(findings)} finding(s) in {args.model}", file=sys.stderr)
+            return EXIT_FAILED
+        print(f"{args.model}: no findings")
+        return EXIT_OK
+
+    return _run_guarded(f"{PROG} check", work, after_interrupt="nothing was written")
 
 
 # --- legalize ------------------------------------------------------------------------------
@@ -534,34 +538,27 @@ def _add_legalize_command(commands: argparse._SubParsersAction) -> None:
 
 
 def _run_legalize(args: argparse.Namespace) -> int:
-    prog = f"{PROG} legalize"
-    try:
-        with _signals_raise_interrupted():
-            _check_readable(args.model, "MODEL")
-            if os.path.isdir(args.output):
-                raise UsageError(f"OUT {args.output!r} is a folder, not a file name")
-            _check_writable_destination(args.output)
-            from ._atomic import atomic_file
-            from .errors import LegalizationError
-            from .legalization import legalize
+    def work() -> int:
+        _check_readable(args.model, "MODEL")
+        if os.path.isdir(args.output):
+            raise UsageError(f"OUT {args.output!r} is a folder, not a file name")
+        _check_writable_destination(args.output)
+        from ._atomic import atomic_file
+        from .errors import LegalizationError
+        from .legalization import legalize
 
-            try:
-                model = legalize(args.model, target=args.target, exact=args.exact)
-            except LegalizationError as exc:
-                raise UsageError(str(exc)) from None
-            data = model.SerializeToString()
-            with atomic_file(args.output) as file:
-                file.write(data)
-    except Interrupted as stop:
-        print(f"{prog}: interrupted by {stop.name}; {_NOT_WRITTEN}", file=sys.stderr)
-        return 128 + stop.signum
-    except _USER_ERRORS + _model_errors() as exc:
-        return _fail(prog, exc, EXIT_USAGE)
-    except (OSError, MemoryError, ImportError) as exc:
-        text = _os_error_text(exc) if isinstance(exc, OSError) else (str(exc) or type(exc).__name__)
-        return _fail(prog, f"{text}; OUT left unchanged", EXIT_FAILED)
-    print(f"wrote {args.output}")
-    return EXIT_OK
+        try:
+            model = legalize(args.model, target=args.target, exact=args.exact)
+        except LegalizationError as exc:
+            raise UsageError(str(exc)) from None
+        data = model.SerializeToString()
+        with atomic_file(args.output) as file:
+            file.write(data)
+        print(f"wrote {args.output}")
+        return EXIT_OK
+
+    return _run_guarded(f"{PROG} legalize", work, after_interrupt=_NOT_WRITTEN,
+                        after_failure="; OUT left unchanged")
 
 
 # --- the command ---------------------------------------------------------------------------
