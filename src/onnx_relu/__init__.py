@@ -6,7 +6,7 @@ unchanged, +0 everywhere else. ``relu_ufunc`` is the underlying NumPy ufunc.
 """
 
 from ._api import check_dtype, relu, relu_ufunc
-from .errors import OnnxReluError, UnsupportedTypeError
+from .errors import InvalidOpsetError, InvalidOutputError, OnnxReluError, UnsupportedTypeError
 from .versions import LATEST_VERSION, RELU_VERSIONS, ReluVersion, relu_version
 
 __version__ = "0.1.0"
@@ -21,5 +21,7 @@ __all__ = [
     "ReluVersion",
     "OnnxReluError",
     "UnsupportedTypeError",
+    "InvalidOpsetError",
+    "InvalidOutputError",
     "__version__",
 ]
