@@ -83,7 +83,9 @@ def check_dtype(dtype: object, opset: int | None = None) -> np.dtype:
     version = version_for_opset(opset)
     try:
         dt = np.dtype(dtype)  # type: ignore[call-overload]
-    except TypeError:
+    except (TypeError, ValueError, SyntaxError):
+        # numpy's ways of saying "not a dtype": TypeError ("data type 'x' not understood"),
+        # ValueError and SyntaxError (malformed comma strings such as "0:" or "i4,(").
         raise UnsupportedTypeError(
             f"{_opset_phrase(version, opset)} needs a numeric dtype, got {dtype!r};"
             f" allowed types: {', '.join(version.types)}."
@@ -115,9 +117,10 @@ def _checked_out(out: object, x: np.ndarray) -> np.ndarray:
         )
     if not out.flags.writeable:
         raise InvalidOutputError("out is read-only; pass a writeable array")
-    if 0 in out.strides:
+    if 0 in out.strides and out.size > 1:
         # A zero stride along an axis longer than 1 makes several output elements one memory
         # location: the result could not be stored, and a huge such view would run for hours.
+        # (An empty array may have zero strides anywhere: it has no elements to share.)
         for axis, (length, stride) in enumerate(zip(out.shape, out.strides)):
             if stride == 0 and length > 1:
                 raise InvalidOutputError(
