@@ -15,7 +15,6 @@ import ml_dtypes
 import numpy as np
 from hypothesis import event, given
 from hypothesis import strategies as st
-from numpy.lib.stride_tricks import as_strided
 
 import onnx_relu
 from fuzz_support import Drawn, any_dtype, arrays_any_layout, bits_of, fuzz_settings
@@ -101,7 +100,8 @@ def out_for(draw: st.DrawFn, x: np.ndarray):
     if kind == "not-an-array":
         return kind, draw(st.sampled_from([[0.0], (None,), 0, "out", memoryview(b"")])), InvalidOutputError
     # zero-stride: every element one memory location; a problem only with two elements or more
-    out = as_strided(np.zeros(1, dtype=dtype), shape=shape, strides=(0,) * len(shape), writeable=True)
+    # (np.ndarray over a buffer, not as_strided: as_strided cannot rebuild ml_dtypes types)
+    out = np.ndarray(shape, dtype=dtype, buffer=np.zeros(1, dtype=dtype), strides=(0,) * len(shape))
     return kind, out, InvalidOutputError if out.size > 1 else None
 
 

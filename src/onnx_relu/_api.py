@@ -115,12 +115,14 @@ def _checked_out(out: object, x: np.ndarray) -> np.ndarray:
             f"out has shape {out.shape} but the input has shape {x.shape};"
             " Relu's output has the input's shape"
         )
-    if not out.flags.writeable:
+    flags = out.flags
+    if not flags.writeable:
         raise InvalidOutputError("out is read-only; pass a writeable array")
-    if 0 in out.strides and out.size > 1:
+    if not flags.forc and 0 in out.strides and out.size > 1:
         # A zero stride along an axis longer than 1 makes several output elements one memory
         # location: the result could not be stored, and a huge such view would run for hours.
-        # (An empty array may have zero strides anywhere: it has no elements to share.)
+        # (An empty array may have zero strides anywhere: it has no elements to share. A
+        # contiguous array has none along an axis longer than 1, so the common case skips this.)
         for axis, (length, stride) in enumerate(zip(out.shape, out.strides)):
             if stride == 0 and length > 1:
                 raise InvalidOutputError(
