@@ -1,18 +1,23 @@
-# The two front-door commands (see README.md):
+# The front-door commands (see README.md):
 #   make demo   set up .venv, build and install onnx-relu, run the built-in demo
 #   make test   the same set-up with the test extras, then the whole test suite
+#   make sanitize  the C kernel built with ASan + UBSan, swept over sizes/offsets/types/layouts
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 SOURCES := pyproject.toml meson.build $(shell find src -type f -not -path '*/__pycache__/*')
 
-.PHONY: demo test install clean
+.PHONY: demo test sanitize install clean
 
 demo: $(VENV)/.installed
 	$(PY) -m onnx_relu
 
 test: $(VENV)/.installed-test
 	$(PY) -m pytest
+
+# A separate build (build/sanitize-site), never installed into .venv; see tools/sanitize.sh.
+sanitize: $(VENV)/.installed-test
+	PY=$(PY) tools/sanitize.sh
 
 install: $(VENV)/.installed
 

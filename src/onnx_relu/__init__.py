@@ -7,6 +7,8 @@ unchanged, +0 everywhere else. ``relu_ufunc`` is the underlying NumPy ufunc.
 
 from ._api import check_dtype, relu, relu_ufunc
 from .errors import (
+    InvalidOpsetError,
+    InvalidOutputError,
     InvalidTensorFileError,
     OnnxReluError,
     UnsupportedFileFormatError,
@@ -31,6 +33,8 @@ __all__ = [
     "UnsupportedFileFormatError",
     "read_tensor",
     "write_tensor",
+    "InvalidOpsetError",
+    "InvalidOutputError",
     "__version__",
 ]
 

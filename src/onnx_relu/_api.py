@@ -6,7 +6,7 @@ import numpy as np
 
 from ._onnx_types import describe_dtype, onnx_type_name
 from ._relu import relu as relu_ufunc
-from .errors import UnsupportedTypeError
+from .errors import InvalidOutputError, UnsupportedTypeError
 from .versions import LATEST_VERSION, ReluVersion, first_version_allowing, version_for_opset
 
 __all__ = ["relu", "relu_ufunc", "check_dtype"]
@@ -83,7 +83,9 @@ def check_dtype(dtype: object, opset: int | None = None) -> np.dtype:
     version = version_for_opset(opset)
     try:
         dt = np.dtype(dtype)  # type: ignore[call-overload]
-    except TypeError:
+    except (TypeError, ValueError, SyntaxError):
+        # numpy's ways of saying "not a dtype": TypeError ("data type 'x' not understood"),
+        # ValueError and SyntaxError (malformed comma strings such as "0:" or "i4,(").
         raise UnsupportedTypeError(
             f"{_opset_phrase(version, opset)} needs a numeric dtype, got {dtype!r};"
             f" allowed types: {', '.join(version.types)}."
@@ -107,14 +109,27 @@ def _checked_out(out: object, x: np.ndarray) -> np.ndarray:
     if isinstance(out, tuple) and len(out) == 1:
         out = out[0]
     if not isinstance(out, np.ndarray):
-        raise TypeError(f"out must be a numpy.ndarray, got {type(out).__name__}")
+        raise InvalidOutputError(f"out must be a numpy.ndarray, got {type(out).__name__}")
     if out.shape != x.shape:
-        raise ValueError(
+        raise InvalidOutputError(
             f"out has shape {out.shape} but the input has shape {x.shape};"
             " Relu's output has the input's shape"
         )
-    if not out.flags.writeable:
-        raise ValueError("out is read-only; pass a writeable array")
+    flags = out.flags
+    if not flags.writeable:
+        raise InvalidOutputError("out is read-only; pass a writeable array")
+    if not flags.forc and 0 in out.strides and out.size > 1:
+        # A zero stride along an axis longer than 1 makes several output elements one memory
+        # location: the result could not be stored, and a huge such view would run for hours.
+        # (An empty array may have zero strides anywhere: it has no elements to share. A
+        # contiguous array has none along an axis longer than 1, so the common case skips this.)
+        for axis, (length, stride) in enumerate(zip(out.shape, out.strides)):
+            if stride == 0 and length > 1:
+                raise InvalidOutputError(
+                    f"out has stride 0 along axis {axis} (length {length}): its elements share"
+                    " memory and cannot hold the result; pass an array with its own memory per"
+                    " element, e.g. numpy.empty_like(x)"
+                )
     same_type = _native(out.dtype) == _native(x.dtype)
     if not same_type:
         raise UnsupportedTypeError(
@@ -133,6 +148,24 @@ def _relu_byteswapped(x: np.ndarray, out: np.ndarray | None) -> np.ndarray:
         return result[()] if result.ndim == 0 else result
     np.copyto(out, native, casting="equiv")
     return out
+
+
+def _not_numbers_message(given: object, opset: int | None) -> str:
+    """The error text for an input that numpy can only hold as an array of Python objects."""
+    version = version_for_opset(opset)
+    return (
+        f"relu() needs an array of numbers, got {_short_repr(given)} (a {type(given).__name__}),"
+        " which numpy can only hold as an array of Python objects (dtype object);"
+        f" {_opset_phrase(version, opset)} allows: {', '.join(version.types)}."
+    )
+
+
+def _short_repr(value: object, limit: int = 60) -> str:
+    try:
+        text = repr(value)
+    except Exception:  # noqa: BLE001 - a broken __repr__ must not hide the real error
+        return "(unprintable)"
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def relu(x, /, out=None, *, opset=None):
@@ -161,10 +194,14 @@ def relu(x, /, out=None, *, opset=None):
     Raises
     ------
     UnsupportedTypeError
-        (a ``TypeError``) if the type is not allowed at ``opset`` or by any Relu version; the
-        message names the type in ONNX terms, the version, the opset and the allowed types.
-    ValueError
-        if ``out`` has the wrong shape or is read-only, or ``opset`` is < 1.
+        (a ``TypeError``) if the type is not allowed at ``opset`` or by any Relu version, or
+        ``x`` is not numbers (None, a dict, a string); the message names the type in ONNX
+        terms, the version, the opset and the allowed types.
+    InvalidOutputError
+        (a ``ValueError`` and ``TypeError``) if ``out`` is not a numpy array, has another shape,
+        is read-only or has a zero stride; nothing is written then.
+    InvalidOpsetError
+        (a ``ValueError`` and ``TypeError``) if ``opset`` is not an integer >= 1.
 
     Notes
     -----
@@ -194,10 +231,16 @@ def relu(x, /, out=None, *, opset=None):
         if _dispatches_itself(x):
             dtype = getattr(x, "dtype", None)
             if dtype is None:
-                raise TypeError(f"relu() cannot tell the dtype of a {type(x).__name__} object")
+                raise UnsupportedTypeError(
+                    f"relu() cannot tell the dtype of a {type(x).__name__} object"
+                    f" (it has __array_ufunc__ but no dtype attribute); allowed types:"
+                    f" {', '.join(version_for_opset(opset).types)}"
+                )
             check_dtype(dtype, opset)
             return relu_ufunc(x) if out is None else relu_ufunc(x, out=out)
-        x = np.asarray(x)
+        given, x = x, np.asarray(x)
+        if x.dtype.kind == "O":
+            raise UnsupportedTypeError(_not_numbers_message(given, opset))
 
     dtype = x.dtype
     if dtype in allowed:

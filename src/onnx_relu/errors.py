@@ -1,7 +1,14 @@
 """Exceptions raised by onnx-relu.
 
-Each subclasses the built-in exception a caller would catch anyway, so ``except TypeError``
-keeps working; catch :class:`OnnxReluError` to handle every error of this package.
+Each subclasses the built-in exception a caller would catch anyway, so ``except TypeError`` and
+``except ValueError`` keep working; catch :class:`OnnxReluError` to handle every error this
+package raises on purpose. Errors that numpy raises while converting an input (a ragged list, an
+array too large to allocate) reach the caller unchanged. The full table of bad inputs, with the
+error each one gets, is in docs/reliability.md.
+
+Where one kind of mistake used to surface as either of two built-ins (an opset of the wrong type
+is a ``TypeError``, one below 1 a ``ValueError``), its class subclasses both, as
+``numpy.exceptions.AxisError`` does, so no existing ``except`` clause stops matching.
 """
 
 from __future__ import annotations
@@ -16,6 +23,8 @@ __all__ = [
     "LegalizationError",
     "InvalidTensorFileError",
     "UnsupportedFileFormatError",
+    "InvalidOpsetError",
+    "InvalidOutputError",
 ]
 
 
@@ -60,3 +69,12 @@ class InvalidTensorFileError(OnnxReluError, ValueError):
 
 class UnsupportedFileFormatError(OnnxReluError, ValueError):
     """A file name whose suffix names no tensor format onnx-relu reads or writes."""
+
+
+class InvalidOpsetError(OnnxReluError, ValueError, TypeError):
+    """An ai.onnx opset that is not an integer >= 1 (a bool, a float, a string, 0, -1)."""
+
+
+class InvalidOutputError(OnnxReluError, ValueError, TypeError):
+    """An ``out`` argument that cannot receive the result: not a numpy array, of another shape,
+    read-only, or with elements that share memory (a zero stride)."""

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._onnx_types import RELU_TYPE_DTYPES
+from .errors import InvalidOpsetError
 
 __all__ = [
     "RELU_VERSIONS",
@@ -66,15 +67,18 @@ LATEST_VERSION: ReluVersion = RELU_VERSIONS[max(RELU_VERSIONS)]
 
 
 def check_opset(opset: object) -> int:
-    """Validate an ai.onnx opset version: an integer >= 1 (bool is refused)."""
+    """Validate an ai.onnx opset version: an integer >= 1 (bool is refused).
+
+    Raises :class:`~onnx_relu.errors.InvalidOpsetError` (a ``TypeError`` and a ``ValueError``).
+    """
     if isinstance(opset, bool):
-        raise TypeError(f"opset must be an integer >= 1, got {opset!r}")
+        raise InvalidOpsetError(f"opset must be an integer >= 1, got {opset!r}")
     try:
         value = operator.index(opset)
     except TypeError:
-        raise TypeError(f"opset must be an integer >= 1, got {opset!r}") from None
+        raise InvalidOpsetError(f"opset must be an integer >= 1, got {opset!r}") from None
     if value < 1:
-        raise ValueError(f"opset must be an integer >= 1, got {value}")
+        raise InvalidOpsetError(f"opset must be an integer >= 1, got {value}")
     return value
 
 

@@ -1,0 +1,436 @@
+"""Sweep the compiled relu kernel over sizes, byte offsets, types and layouts, under ASan + UBSan.
+
+Run through ``tools/sanitize.sh`` (``make sanitize``), which builds onnx_relu with
+``-fsanitize=address,undefined`` into ``build/sanitize-site`` and runs this file with the ASan
+runtime preloaded. Every case places its operands in freshly allocated byte buffers:
+
+* "tail-exact" buffers end exactly where the operand's last element ends, so ASan's redzone
+  catches any read or write past the end; the bytes before the operand (``offset`` of them) are
+  a canary;
+* "aligned" buffers put the operand's first element at an address that is ``offset`` modulo 64
+  (a cache line), with canary bytes on both sides, since vector code cares about the address.
+
+numpy (2.x) never hands a ufunc loop a pointer that is not aligned to the element size: it
+copies such operands through aligned buffers first (seen in gdb: ``relu_ufunc`` of an int32 view
+at an odd address receives a buffer's address). So the kernel itself meets every element-aligned
+offset within a cache line, and the other offsets exercise numpy's buffered path around it.
+
+After each call the result is compared, bit for bit, with an independent oracle
+(``tests/relu_oracle.py``), and every byte of every buffer that is not an output element
+(canaries, the gaps of strided views, the whole input when out of place) must be unchanged.
+
+Exit status 0: every case passed. 1: a wrong result or a touched byte (listed). A sanitizer
+report aborts the process with a non-zero status before that; ``tools/sanitize.sh`` also scans
+the log for reports.
+
+To extend: add sizes to ``LARGE_SIZES`` (or pass ``--large-sizes``) so that they straddle the
+kernel's threading and streaming-store thresholds; add a layout with ``@layout``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests/, for relu_oracle
+
+import onnx_relu  # noqa: E402
+from onnx_relu import relu, relu_ufunc  # noqa: E402
+from relu_oracle import ALL_RELU_DTYPES, bits_dtype, expected_relu, mismatch_report, mixed_values  # noqa: E402
+
+#: Every size from empty to a little past 256 elements (every vector tail of every width).
+SMALL_SIZES: Sequence[int] = range(258)
+#: Every byte offset within a 64-byte cache line.
+OFFSETS: Sequence[int] = range(64)
+#: Sizes (elements) above the kernel's threading / streaming thresholds; extend as they change.
+LARGE_SIZES: Sequence[int] = (4_099, 65_537, 262_147)
+#: The offsets used with large sizes and with several threads (every residue class mod 16 is hit).
+SPARSE_OFFSETS: Sequence[int] = (0, 1, 3, 7, 8, 13, 16, 31, 32, 33, 50, 63)
+#: Kernel thread counts tried when the build has ``set_num_threads``.
+THREAD_COUNTS: Sequence[int] = (2, 4)
+#: Python threads calling relu at once in the concurrency phase.
+PYTHON_THREADS = 4
+
+CANARY = 0xA5  # bytes around operands
+POISON = 0x5A  # bytes of output elements before the call
+
+
+@dataclass
+class Operand:
+    """A typed view into a byte buffer that it does not fill completely."""
+
+    raw: np.ndarray  # uint8, the whole allocation
+    view: np.ndarray  # the typed operand inside it
+
+    def snapshot(self) -> bytes:
+        return self.raw.tobytes()
+
+    def unchanged_since(self, snapshot: bytes) -> bool:
+        return self.raw.tobytes() == snapshot
+
+
+def place(
+    dtype: np.dtype,
+    shape: tuple[int, ...],
+    offset: int,
+    strides: tuple[int, ...] | None = None,
+    aligned: bool = False,
+) -> Operand:
+    """A view of ``shape`` with byte ``strides`` (default C-contiguous) ``offset`` into a buffer.
+
+    Negative strides are allowed: the view then starts at the far end, as numpy's reversed
+    views do. Tail-exact unless ``aligned`` (see the module docstring).
+    """
+    itemsize = dtype.itemsize
+    if strides is None:  # C-contiguous
+        strides = (shape[1] * itemsize, itemsize) if len(shape) == 2 else (itemsize,)
+    empty = 0 in shape
+    extent = 0 if empty else itemsize + sum((n - 1) * abs(s) for n, s in zip(shape, strides))
+    if aligned:
+        raw = np.full(extent + 128, CANARY, dtype=np.uint8)
+        start = (offset - raw.ctypes.data) % 64
+    else:
+        raw = np.full(offset + extent, CANARY, dtype=np.uint8)
+        start = offset
+    # The element with the lowest address sits at ``start``; along an axis with a negative
+    # stride the view's first element is at the far end.
+    first = start
+    if not empty:
+        first += sum((n - 1) * -s for n, s in zip(shape, strides) if s < 0)
+    view = np.ndarray(shape, dtype=dtype, buffer=raw, offset=first, strides=strides)
+    return Operand(raw, view)
+
+
+def fill(view: np.ndarray, values_bits: np.ndarray) -> None:
+    """Write bit patterns into a typed view of any layout, in the view's logical order."""
+    view.view(bits_dtype(view.dtype))[...] = values_bits.reshape(view.shape)
+
+
+@dataclass
+class Case:
+    """One relu call: its operands, what the output must hold and how to call it."""
+
+    x: Operand
+    out: Operand | None  # None: relu allocates; ``x`` itself for in place
+    in_place: bool = False
+
+
+@dataclass
+class Tally:
+    cases: int = 0
+    failures: list[str] = field(default_factory=list)
+
+    def fail(self, message: str) -> None:
+        self.failures.append(message)
+
+
+LayoutFn = Callable[[np.dtype, int, int], Case]
+LAYOUTS: dict[str, LayoutFn] = {}
+
+
+def layout(name: str) -> Callable[[LayoutFn], LayoutFn]:
+    def register(fn: LayoutFn) -> LayoutFn:
+        LAYOUTS[name] = fn
+        return fn
+
+    return register
+
+
+def _out_offset(offset: int, n: int) -> int:
+    # Varies the output's misalignment relative to the input's with the size, so that every
+    # (input offset, output offset) pair modulo 64 occurs somewhere in the sweep.
+    return (offset + n) % 64
+
+
+@layout("contiguous")
+def _contiguous(dtype: np.dtype, n: int, offset: int) -> Case:
+    return Case(place(dtype, (n,), offset), place(dtype, (n,), _out_offset(offset, n)))
+
+
+@layout("aligned")
+def _aligned(dtype: np.dtype, n: int, offset: int) -> Case:
+    return Case(
+        place(dtype, (n,), offset, aligned=True),
+        place(dtype, (n,), _out_offset(offset, n), aligned=True),
+    )
+
+
+@layout("allocated-out")
+def _allocated_out(dtype: np.dtype, n: int, offset: int) -> Case:
+    return Case(place(dtype, (n,), offset), None)
+
+
+@layout("in-place")
+def _in_place(dtype: np.dtype, n: int, offset: int) -> Case:
+    x = place(dtype, (n,), offset)
+    return Case(x, x, in_place=True)
+
+
+@layout("strided-in")
+def _strided_in(dtype: np.dtype, n: int, offset: int) -> Case:
+    s = dtype.itemsize
+    return Case(place(dtype, (n,), offset, (2 * s,)), place(dtype, (n,), _out_offset(offset, n)))
+
+
+@layout("strided-out")
+def _strided_out(dtype: np.dtype, n: int, offset: int) -> Case:
+    s = dtype.itemsize
+    return Case(place(dtype, (n,), offset), place(dtype, (n,), _out_offset(offset, n), (3 * s,)))
+
+
+@layout("reversed-in")
+def _reversed_in(dtype: np.dtype, n: int, offset: int) -> Case:
+    s = dtype.itemsize
+    return Case(place(dtype, (n,), offset, (-s,)), place(dtype, (n,), _out_offset(offset, n)))
+
+
+@layout("reversed-in-place")
+def _reversed_in_place(dtype: np.dtype, n: int, offset: int) -> Case:
+    x = place(dtype, (n,), offset, (-2 * dtype.itemsize,))
+    return Case(x, x, in_place=True)
+
+
+@layout("odd-byte-strides")
+def _odd_byte_strides(dtype: np.dtype, n: int, offset: int) -> Case:
+    # Element strides that are not multiples of the item size: every element unaligned.
+    s = dtype.itemsize
+    return Case(
+        place(dtype, (n,), offset, (s + 1,)),
+        place(dtype, (n,), _out_offset(offset, n), (-(s + 3),)),
+    )
+
+
+@layout("2-d-gapped-rows")
+def _two_d(dtype: np.dtype, n: int, offset: int) -> Case:
+    # Two rows with a 5-byte gap between them: numpy calls the loop once per row.
+    s = dtype.itemsize
+    return Case(place(dtype, (2, n), offset, (n * s + 5, s)), place(dtype, (2, n), offset))
+
+
+class Pools:
+    """Per type: input bit patterns and the oracle's expected bit patterns, sliced per case."""
+
+    def __init__(self, longest: int) -> None:
+        self.inputs: dict[np.dtype, np.ndarray] = {}
+        self.expected: dict[np.dtype, np.ndarray] = {}
+        self.poison: dict[np.dtype, np.ndarray] = {}
+        for i, dtype in enumerate(ALL_RELU_DTYPES):
+            values = mixed_values(dtype, longest, seed=1000 + i)
+            ubits = bits_dtype(dtype)
+            self.inputs[dtype] = values.view(ubits)
+            self.expected[dtype] = expected_relu(values).view(ubits)
+            self.poison[dtype] = np.full(longest * dtype.itemsize, POISON, dtype=np.uint8).view(ubits)
+
+
+def run_case(case: Case, pools: Pools, dtype: np.dtype, tally: Tally, where: tuple) -> None:
+    """Run one case; ``where`` (phase, layout, n, offset) names it in a failure message."""
+    x, out = case.x, case.out
+    size = x.view.size
+    inputs = pools.inputs[dtype][:size]
+    fill(x.view, inputs)
+    separate_out = out is not None and not case.in_place
+    if separate_out:
+        fill(out.view, pools.poison[dtype][:size])
+    x_before = x.snapshot()
+    out_before = out.snapshot() if separate_out else b""
+    tally.cases += 1
+
+    def fail(what: str) -> None:
+        phase, name, n, offset = where
+        tally.fail(f"[{phase}] {name} {dtype} n={n} offset={offset}: {what}")
+
+    try:
+        result = relu_ufunc(x.view) if out is None else relu_ufunc(x.view, out=out.view)
+    except Exception as exc:  # noqa: BLE001 - any exception is a finding here
+        fail(f"raised {type(exc).__name__}: {exc}")
+        return
+    if out is not None and result is not out.view:
+        fail("the ufunc returned a new array instead of out")
+        return
+    ubits = inputs.dtype
+    want = pools.expected[dtype][:size]
+    got = np.asarray(result).view(ubits)
+    if got.tobytes() != want.tobytes():
+        shaped = x.view.shape
+        fail("wrong result: " + mismatch_report(
+            inputs.reshape(shaped).view(dtype), got.view(dtype), want.reshape(shaped).view(dtype)))
+        return
+    if case.in_place:
+        # Put the input back: then the whole buffer must equal its state before the call.
+        fill(x.view, inputs)
+        if not x.unchanged_since(x_before):
+            fail("bytes outside the operand's elements changed (in place)")
+        return
+    if not x.unchanged_since(x_before):
+        fail("the input buffer changed")
+    if separate_out:
+        fill(out.view, pools.poison[dtype][:size])
+        if not out.unchanged_since(out_before):
+            fail("bytes outside the output's elements changed")
+
+
+@contextmanager
+def kernel_threads(count: int | None):
+    """Run with ``count`` kernel threads if the build can set it (after the threading work)."""
+    setter = getattr(onnx_relu, "set_num_threads", None)
+    getter = getattr(onnx_relu, "get_num_threads", None)
+    if count is None or setter is None:
+        yield
+        return
+    previous = getter() if getter is not None else None
+    setter(count)
+    try:
+        yield
+    finally:
+        if previous is not None:
+            setter(previous)
+
+
+def sweep(
+    phase: str,
+    sizes: Iterable[int],
+    offsets: Sequence[int],
+    layouts: Iterable[str],
+    pools: Pools,
+    tally: Tally,
+    max_failures: int,
+) -> int:
+    start = tally.cases
+    sizes = list(sizes)
+    for name in layouts:
+        make = LAYOUTS[name]
+        for dtype in ALL_RELU_DTYPES:
+            for n in sizes:
+                for offset in offsets:
+                    case = make(dtype, n, offset)
+                    run_case(case, pools, dtype, tally, (phase, name, n, offset))
+                    if len(tally.failures) >= max_failures:
+                        return tally.cases - start
+    return tally.cases - start
+
+
+def concurrent_python_threads(pools: Pools, tally: Tally, n: int, rounds: int) -> int:
+    """PYTHON_THREADS threads at once: shared input into own outputs, and each in place on its own."""
+    errors: list[str] = []
+    barrier = threading.Barrier(PYTHON_THREADS)
+    calls = [0] * PYTHON_THREADS
+
+    def worker(index: int, shared: dict[np.dtype, np.ndarray]) -> None:
+        try:
+            barrier.wait()
+            for r in range(rounds):
+                for dtype in ALL_RELU_DTYPES:
+                    ubits = bits_dtype(dtype)
+                    want = pools.expected[dtype][:n]
+                    out = relu_ufunc(shared[dtype], out=np.empty(n, dtype=dtype))
+                    own = pools.inputs[dtype][:n].copy().view(dtype)
+                    relu(own, out=own)
+                    calls[index] += 2
+                    if not (np.array_equal(out.view(ubits), want) and np.array_equal(own.view(ubits), want)):
+                        errors.append(f"thread {index} round {r} {dtype}: wrong result")
+        except Exception as exc:  # noqa: BLE001
+            errors.append(f"thread {index}: {type(exc).__name__}: {exc}")
+
+    shared = {dtype: pools.inputs[dtype][:n].view(dtype) for dtype in ALL_RELU_DTYPES}
+    threads = [threading.Thread(target=worker, args=(i, shared)) for i in range(PYTHON_THREADS)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for dtype in ALL_RELU_DTYPES:
+        if not np.array_equal(shared[dtype].view(bits_dtype(dtype)), pools.inputs[dtype][:n]):
+            errors.append(f"shared input of {dtype} changed")
+    tally.cases += sum(calls)
+    for e in errors:
+        tally.fail(f"[python threads] {e}")
+    return sum(calls)
+
+
+def check_sanitized_build() -> list[str]:
+    """Reasons why this process is not running a sanitized onnx_relu, if any."""
+    problems = []
+    so_path = Path(onnx_relu._relu.__file__)
+    blob = so_path.read_bytes()
+    if b"__asan_report" not in blob:
+        problems.append(f"{so_path} is not built with -fsanitize=address")
+    if b"__ubsan_handle" not in blob:
+        problems.append(f"{so_path} is not built with -fsanitize=undefined")
+    maps = Path("/proc/self/maps").read_text() if Path("/proc/self/maps").exists() else ""
+    if "libasan" not in maps and "asan" not in maps:
+        problems.append("the ASan runtime is not loaded (LD_PRELOAD it)")
+    return problems
+
+
+def parse_sizes(text: str) -> list[int]:
+    return [int(v) for v in text.replace(",", " ").split()]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--large-sizes", type=parse_sizes, default=None,
+                        help=f"element counts of the large cases (default {list(LARGE_SIZES)})")
+    parser.add_argument("--thread-counts", type=parse_sizes, default=None,
+                        help=f"kernel thread counts when settable (default {list(THREAD_COUNTS)})")
+    parser.add_argument("--max-failures", type=int, default=20)
+    parser.add_argument("--allow-unsanitized", action="store_true",
+                        help="run against a plain build too (a correctness sweep only)")
+    args = parser.parse_args(argv)
+
+    problems = check_sanitized_build()
+    if problems and not args.allow_unsanitized:
+        for p in problems:
+            print(f"run_kernel_cases: {p}", file=sys.stderr)
+        return 2
+    large_sizes = args.large_sizes if args.large_sizes is not None else list(LARGE_SIZES)
+    thread_counts = args.thread_counts if args.thread_counts is not None else list(THREAD_COUNTS)
+    threads_settable = hasattr(onnx_relu, "set_num_threads")
+
+    print(f"onnx_relu from {Path(onnx_relu.__file__).parent}; sanitized: {not problems}")
+    n_concurrent = max(large_sizes) if large_sizes else 4096
+    longest = 4 * max([*SMALL_SIZES, *large_sizes, n_concurrent]) + 64
+    pools = Pools(longest)
+    tally = Tally()
+    layouts = list(LAYOUTS)
+    phases: list[tuple[str, int | None, Sequence[int], Sequence[int]]] = [
+        ("1 thread, small", 1 if threads_settable else None, SMALL_SIZES, OFFSETS),
+        ("1 thread, large", 1 if threads_settable else None, large_sizes, SPARSE_OFFSETS),
+    ]
+    if threads_settable:
+        for count in thread_counts:
+            phases.append((f"{count} threads", count, [*SMALL_SIZES, *large_sizes], SPARSE_OFFSETS))
+    else:
+        print("kernel threads: this build has no onnx_relu.set_num_threads; threaded phases skipped")
+
+    t0 = time.perf_counter()
+    for phase, count, sizes, offsets in phases:
+        t = time.perf_counter()
+        with kernel_threads(count):
+            ran = sweep(phase, sizes, offsets, layouts, pools, tally, args.max_failures)
+        print(f"{phase}: {ran} cases ({len(layouts)} layouts x {len(ALL_RELU_DTYPES)} types x"
+              f" {len(sizes)} sizes x {len(offsets)} offsets) in {time.perf_counter() - t:.1f} s")
+        if len(tally.failures) >= args.max_failures:
+            break
+    if len(tally.failures) < args.max_failures:
+        t = time.perf_counter()
+        ran = concurrent_python_threads(pools, tally, n_concurrent, rounds=3)
+        print(f"python threads: {ran} calls ({PYTHON_THREADS} threads, n={n_concurrent})"
+              f" in {time.perf_counter() - t:.1f} s")
+
+    print(f"total: {tally.cases} cases in {time.perf_counter() - t0:.1f} s,"
+          f" {len(tally.failures)} failures")
+    for message in tally.failures:
+        print(f"FAIL {message}", file=sys.stderr)
+    return 1 if tally.failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

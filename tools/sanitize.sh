@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# Build onnx_relu with AddressSanitizer + UndefinedBehaviorSanitizer and run the kernel sweep
+# (tests/sanitizer/run_kernel_cases.py) under it. `make sanitize` calls this.
+#
+# The sanitized package goes to build/sanitize-site (meson build dir build/sanitize), never into
+# .venv: the sweep runs the .venv's Python with PYTHONPATH pointing there. Extra arguments go to
+# the sweep (e.g. --large-sizes 1000,2000000).
+#
+# Fails (non-zero) if the build fails, if the sweep finds a wrong result or a touched byte, or if
+# any sanitizer report appears in the log, whatever the exit status.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PY=${PY:-.venv/bin/python}
+CC=${CC:-cc}
+export CC
+site=build/sanitize-site
+log=build/sanitize.log
+mkdir -p build
+
+echo "sanitize: building onnx_relu with -fsanitize=address,undefined into $site"
+rm -rf "$site"
+# -fno-sanitize-recover=all: the first UBSan finding aborts, whatever UBSAN_OPTIONS says.
+CFLAGS="${CFLAGS:-} -fno-sanitize-recover=all -fno-omit-frame-pointer" \
+  "$PY" -m pip install --quiet --no-deps --no-cache-dir --target "$site" \
+    -Cbuild-dir=build/sanitize \
+    -Csetup-args=-Dbuildtype=debugoptimized \
+    -Csetup-args=-Db_sanitize=address,undefined \
+    -Csetup-args=-Db_lundef=false \
+    .
+
+so=$(ls "$site"/onnx_relu/_relu*.so)
+# Preload exactly the ASan runtime the extension links (the one of the compiler that built it);
+# Python itself is not instrumented, so the runtime must come first in the process.
+asan_rt=$(ldd "$so" | awk '/libasan/ {print $3; exit}')
+if [ -z "$asan_rt" ]; then
+  asan_rt=$("$CC" -print-file-name=libasan.so)
+fi
+if [ ! -e "$asan_rt" ]; then
+  echo "sanitize: no ASan runtime found for $CC (got '$asan_rt')" >&2
+  exit 2
+fi
+echo "sanitize: ASan runtime $asan_rt"
+
+# detect_leaks=0: CPython and numpy keep allocations alive until exit by design; leaks of the
+# kernel are measured by tests/test_leaks.py instead. allocator_may_return_null=1: a huge
+# allocation fails with numpy's MemoryError, as without ASan, instead of aborting (the bad-input
+# table has such a row).
+# Only the Python processes get the runtime (not tee or grep).
+sanitized=(env
+  LD_PRELOAD="$asan_rt"
+  ASAN_OPTIONS="detect_leaks=0:abort_on_error=1:allocator_may_return_null=1:detect_stack_use_after_return=1:check_initialization_order=1:strict_string_checks=1"
+  UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
+  PYTHONPATH="$site"
+  PYTHONDONTWRITEBYTECODE=1)
+
+fail() { echo "sanitize: FAILED: $*" >&2; exit 1; }
+
+# 1. The kernel sweep.
+set +e
+"${sanitized[@]}" "$PY" -W error tests/sanitizer/run_kernel_cases.py "$@" > >(tee "$log") 2>&1
+status=$?
+set -e
+wait  # for tee
+[ "$status" -eq 0 ] || fail "the sweep exited with status $status (log: $log)"
+
+# 2. The bad-input, fuzz and concurrency tests against the sanitized build (not the leak
+#    tests: ASan's quarantine holds freed memory, which RSS bounds would mistake for leaks).
+"${sanitized[@]}" "$PY" -c "import onnx_relu, sys; sys.exit(not onnx_relu.__file__.startswith('$PWD/$site'))" \
+  || fail "pytest would not import the sanitized build"
+set +e
+"${sanitized[@]}" "$PY" -m pytest -q -p no:cacheprovider tests/test_bad_inputs.py tests/test_fuzz.py \
+  tests/test_concurrency.py > >(tee -a "$log") 2>&1
+status=$?
+set -e
+wait
+[ "$status" -eq 0 ] || fail "pytest under the sanitizers exited with status $status (log: $log)"
+
+if grep -qE "ERROR: AddressSanitizer|runtime error:|SUMMARY: (Address|UndefinedBehavior)Sanitizer" "$log"; then
+  fail "sanitizer report in $log"
+fi
+echo "sanitize: OK, no sanitizer findings (log: $log)"
