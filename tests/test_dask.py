@@ -123,6 +123,16 @@ def count_mismatches(result: np.ndarray, block_info=None) -> np.ndarray:
 
 
 def peak_rss_bytes() -> int:
+    """This process's own peak RSS. VmHWM, not ru_maxrss: on Linux a process started by fork and
+    exec inherits its parent's ru_maxrss, so a worker spawned from a large pytest process would
+    report the parent's peak."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
