@@ -6,7 +6,7 @@ keeps working; catch :class:`OnnxReluError` to handle every error of this packag
 
 from __future__ import annotations
 
-__all__ = ["OnnxReluError", "UnsupportedTypeError"]
+__all__ = ["OnnxReluError", "UnsupportedTypeError", "ThreadCountError"]
 
 
 class OnnxReluError(Exception):
@@ -15,3 +15,7 @@ class OnnxReluError(Exception):
 
 class UnsupportedTypeError(OnnxReluError, TypeError):
     """An input type the selected Relu version does not allow (or no version allows)."""
+
+
+class ThreadCountError(OnnxReluError, ValueError):
+    """A thread count outside 1..256 given to :func:`onnx_relu.set_num_threads`."""
