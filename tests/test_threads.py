@@ -481,3 +481,17 @@ def test_copy_ceiling_refuses_bad_buffers():
         _relu._copy(a[1:], a[:-1])
     with pytest.raises(BufferError, match="not writable"):
         _relu._copy(a, bytes(100))  # read-only destination
+
+
+def test_readme_performance_section_examples_run(restore_tuning):
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Performance: threads, stores and the benchmark", 1)[1]
+    section = section.split("\n## ", 1)[0]
+    blocks = section.split("```python\n")[1:]
+    assert blocks, "the README's performance section has no Python example"
+    before = onnx_relu.get_num_threads()
+    for block in blocks:
+        exec(compile(block.split("```", 1)[0], "README.md", "exec"), {})
+    assert onnx_relu.get_num_threads() == before

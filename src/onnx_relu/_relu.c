@@ -32,8 +32,10 @@
  *    intrinsics in functions compiled for SSE2, AVX2 or AVX-512 and chosen at run time with
  *    __builtin_cpu_supports. The destination is first brought to a 64-byte boundary with regular
  *    stores; an sfence ends every run of streaming stores. Elsewhere the regular loops serve.
- *  - Threads: a persistent pool of POSIX threads, created on the first large call, splits a
- *    large 1-D loop call into contiguous index ranges (the calling thread takes one of them).
+ *  - Threads: a persistent pool of POSIX threads, created on the first large call, works on a
+ *    large 1-D loop call (contiguous or strided) together with the calling thread. The call is
+ *    cut into up to 8 chunks per thread that the threads claim one at a time, so a thread that
+ *    runs late (its core busy with another process) delays the call by at most one chunk.
  *    Small calls never touch the pool. One call uses the pool at a time: a caller that finds it
  *    busy (several Python threads calling at once) computes on its own thread, so nothing ever
  *    waits for the pool and nothing can deadlock. A forked child forgets the parent's pool (its
@@ -384,13 +386,15 @@ static Py_ssize_t relu_l2_bytes = 0;               /* set once at import */
 static Py_ssize_t relu_llc_bytes = 0;              /* set once at import */
 static const char *relu_cache_source = "default";  /* where the cache sizes came from */
 
-/* One loop call: what to run on which operands. Ranges of it go to different threads. */
+/* One loop call: what to run on which operands, cut into `parts` chunks for the threads. */
 typedef struct {
     const relu_kernel *kernel;
     relu_nt_fn nt; /* non-NULL: contiguous, streaming stores */
     const char *in;
     char *out;
     npy_intp in_stride, out_stride;
+    npy_intp n;
+    int parts;
 } relu_job;
 
 static void
@@ -411,41 +415,57 @@ relu_run_range(const relu_job *job, npy_intp begin, npy_intp end)
 }
 
 /*
- * Split [0, n) into `parts` ranges of nearly equal size. When the output is contiguous, every
- * inner boundary is moved down to a 64-byte line of the output, so that no cache line is
- * written by two threads and every streaming range starts on a whole line.
+ * Start of chunk k of `parts` nearly equal chunks of [0, n). When the output is contiguous, the
+ * boundary is moved down to a 64-byte line of the output, so that no cache line is written by
+ * two threads and every streaming range starts on a whole line.
  */
-static void
-relu_split(const relu_job *job, npy_intp n, int parts, npy_intp *bounds)
+static npy_intp
+relu_chunk_start(const relu_job *job, int k)
 {
-    const npy_intp elsize = job->kernel->elsize;
-    const int line_aligned = job->out_stride == elsize && ((uintptr_t)job->out % (uintptr_t)elsize) == 0;
-    bounds[0] = 0;
-    for (int k = 1; k < parts; k++) {
-        npy_intp b = (n / parts) * k + ((n % parts) * k) / parts;
-        if (line_aligned) {
-            uintptr_t addr = (uintptr_t)job->out + (uintptr_t)(b * elsize);
-            b -= (npy_intp)((addr & 63) / (uintptr_t)elsize);
-        }
-        bounds[k] = b < bounds[k - 1] ? bounds[k - 1] : b;
+    if (k <= 0) {
+        return 0;
     }
-    bounds[parts] = n;
+    if (k >= job->parts) {
+        return job->n;
+    }
+    const npy_intp n = job->n, parts = job->parts, elsize = job->kernel->elsize;
+    npy_intp b = (n / parts) * k + ((n % parts) * k) / parts;
+    if (job->out_stride == elsize && ((uintptr_t)job->out % (uintptr_t)elsize) == 0) {
+        const uintptr_t addr = (uintptr_t)job->out + (uintptr_t)(b * elsize);
+        b -= (npy_intp)((addr & 63) / (uintptr_t)elsize);
+    }
+    return b < 0 ? 0 : b;
 }
 
-/* How many threads a call of `bytes` bytes (output size) should use. */
-static int
-relu_threads_for(npy_intp bytes)
+/* Chunks per thread: a thread slowed down (a core shared with another process) hands its
+ * remaining chunks to the others instead of holding up the call. */
+enum { RELU_CHUNKS_PER_THREAD = 8 };
+
+/*
+ * How a call of n elements, `bytes` bytes of output, is cut: into *parts chunks for *threads
+ * threads (the caller included). One thread and one part for small calls.
+ */
+static void
+relu_plan(npy_intp n, npy_intp bytes, int *threads, int *parts)
 {
-    int threads = RELU_LOAD(relu_num_threads);
-    if (threads <= 1 || bytes < RELU_LOAD(relu_parallel_bytes)) {
-        return 1;
+    *threads = RELU_LOAD(relu_num_threads);
+    *parts = 1;
+    if (*threads <= 1 || bytes < RELU_LOAD(relu_parallel_bytes)) {
+        *threads = 1;
+        return;
     }
     const Py_ssize_t min_chunk = RELU_LOAD(relu_min_chunk_bytes);
-    const npy_intp by_size = min_chunk > 0 ? bytes / min_chunk : threads;
-    if (by_size < threads) {
-        threads = by_size < 1 ? 1 : (int)by_size;
+    npy_intp count = (npy_intp)*threads * RELU_CHUNKS_PER_THREAD;
+    if (min_chunk > 0 && bytes / min_chunk < count) {
+        count = bytes / min_chunk;
     }
-    return threads;
+    if (count > n) {
+        count = n;
+    }
+    *parts = count < 1 ? 1 : (int)count;
+    if (*parts < *threads) {
+        *threads = *parts;
+    }
 }
 
 #if RELU_HAVE_THREADS
@@ -453,20 +473,26 @@ typedef struct relu_pool relu_pool;
 
 typedef struct {
     relu_pool *pool;
-    int id;                          /* worker `id` runs range id + 1; the caller runs range 0 */
+    int id;                          /* 0, 1, ...: takes part in a job when id < active */
     unsigned long start_generation;  /* the pool's generation when this worker was started */
 } relu_worker;
 
+/*
+ * A job is posted by bumping `generation` (under `lock`); every thread then claims chunks one at
+ * a time from `claim`, whose high 32 bits carry the job's generation and low 32 bits the next
+ * chunk: a worker that wakes up after its job has ended cannot claim a chunk of the next one.
+ * `done` counts finished chunks; the caller waits for it to reach the job's parts.
+ */
 struct relu_pool {
     pthread_mutex_t lock;
     pthread_cond_t wake;             /* a new job: generation changed */
-    pthread_cond_t done;             /* pending reached 0 */
+    pthread_cond_t finished;         /* done reached the job's parts */
     unsigned long generation;        /* incremented for every job */
     int nworkers;                    /* started so far; only grows */
-    int participants;                /* workers 0 .. participants-1 take part in the current job */
-    int pending;                     /* participants still running */
+    int active;                      /* workers 0 .. active-1 take part in the current job */
     relu_job job;
-    npy_intp bounds[RELU_MAX_THREADS + 1];
+    _Atomic(uint64_t) claim;
+    atomic_int done;
     relu_worker workers[RELU_MAX_THREADS];
 };
 
@@ -476,6 +502,31 @@ struct relu_pool {
  */
 static relu_pool *relu_pool_instance = NULL; /* accessed only by the holder of relu_pool_busy */
 static atomic_int relu_pool_busy = 0;
+
+/* Run chunks of the job of `generation` until none is left; returns when there is nothing to claim. */
+static void
+relu_work(relu_pool *pool, const relu_job *job, unsigned long generation)
+{
+    const uint64_t tag = (uint64_t)(uint32_t)generation << 32;
+    uint64_t current = atomic_load_explicit(&pool->claim, memory_order_acquire);
+    for (;;) {
+        if ((current & ~(uint64_t)UINT32_MAX) != tag || (uint32_t)current >= (uint32_t)job->parts) {
+            return;
+        }
+        if (!atomic_compare_exchange_weak_explicit(&pool->claim, &current, current + 1,
+                                                   memory_order_acq_rel, memory_order_acquire)) {
+            continue; /* `current` was reloaded */
+        }
+        const int k = (int)(uint32_t)current;
+        relu_run_range(job, relu_chunk_start(job, k), relu_chunk_start(job, k + 1));
+        if (atomic_fetch_add_explicit(&pool->done, 1, memory_order_acq_rel) + 1 == job->parts) {
+            pthread_mutex_lock(&pool->lock);
+            pthread_cond_signal(&pool->finished);
+            pthread_mutex_unlock(&pool->lock);
+        }
+        current = atomic_load_explicit(&pool->claim, memory_order_acquire);
+    }
+}
 
 static void *
 relu_worker_main(void *arg)
@@ -489,15 +540,11 @@ relu_worker_main(void *arg)
             pthread_cond_wait(&pool->wake, &pool->lock);
         }
         seen = pool->generation;
-        if (self->id < pool->participants) {
+        if (self->id < pool->active) {
             const relu_job job = pool->job;
-            const npy_intp begin = pool->bounds[self->id + 1], end = pool->bounds[self->id + 2];
             pthread_mutex_unlock(&pool->lock);
-            relu_run_range(&job, begin, end);
+            relu_work(pool, &job, seen);
             pthread_mutex_lock(&pool->lock);
-            if (--pool->pending == 0) {
-                pthread_cond_signal(&pool->done);
-            }
         }
     }
     return NULL; /* not reached: workers live as long as the process */
@@ -522,12 +569,14 @@ relu_pool_get(int workers)
             free(pool);
             return NULL;
         }
-        if (pthread_cond_init(&pool->done, NULL) != 0) {
+        if (pthread_cond_init(&pool->finished, NULL) != 0) {
             pthread_cond_destroy(&pool->wake);
             pthread_mutex_destroy(&pool->lock);
             free(pool);
             return NULL;
         }
+        atomic_init(&pool->claim, 0);
+        atomic_init(&pool->done, 0);
         relu_pool_instance = pool;
     }
     if (workers > RELU_MAX_THREADS - 1) {
@@ -562,9 +611,9 @@ relu_pool_get(int workers)
     return pool;
 }
 
-/* Run `job` over [0, n) on `threads` threads. Returns 0 (nothing done) if the pool is busy. */
+/* Run `job` on up to `threads` threads. Returns 0 (nothing done) if the pool is busy. */
 static int
-relu_run_parallel(const relu_job *job, npy_intp n, int threads)
+relu_run_parallel(relu_job *job, int threads)
 {
     int expected = 0;
     if (!atomic_compare_exchange_strong_explicit(&relu_pool_busy, &expected, 1,
@@ -572,26 +621,25 @@ relu_run_parallel(const relu_job *job, npy_intp n, int threads)
         return 0;
     }
     relu_pool *pool = relu_pool_get(threads - 1);
-    int workers = pool == NULL ? 0 : (pool->nworkers < threads - 1 ? pool->nworkers : threads - 1);
+    const int workers = pool == NULL ? 0 : (pool->nworkers < threads - 1 ? pool->nworkers : threads - 1);
     if (workers < 1) {
         atomic_store_explicit(&relu_pool_busy, 0, memory_order_release);
         return 0;
     }
     pthread_mutex_lock(&pool->lock);
-    relu_split(job, n, workers + 1, pool->bounds);
+    const unsigned long generation = ++pool->generation;
     pool->job = *job;
-    pool->participants = workers;
-    pool->pending = workers;
-    pool->generation++;
+    pool->active = workers;
+    atomic_store_explicit(&pool->done, 0, memory_order_relaxed);
+    atomic_store_explicit(&pool->claim, (uint64_t)(uint32_t)generation << 32, memory_order_release);
     pthread_cond_broadcast(&pool->wake);
-    const npy_intp begin = pool->bounds[0], end = pool->bounds[1];
     pthread_mutex_unlock(&pool->lock);
 
-    relu_run_range(job, begin, end);
+    relu_work(pool, job, generation);
 
     pthread_mutex_lock(&pool->lock);
-    while (pool->pending > 0) {
-        pthread_cond_wait(&pool->done, &pool->lock);
+    while (atomic_load_explicit(&pool->done, memory_order_acquire) < job->parts) {
+        pthread_cond_wait(&pool->finished, &pool->lock);
     }
     pthread_mutex_unlock(&pool->lock);
     atomic_store_explicit(&relu_pool_busy, 0, memory_order_release);
@@ -610,7 +658,8 @@ relu_after_fork_in_child(void)
     atomic_store_explicit(&relu_pool_busy, 0, memory_order_relaxed);
 }
 
-static int relu_pool_workers(void)
+static int
+relu_pool_workers(void)
 {
     /* Informational only (for _tuning()): read without taking the flag. */
     relu_pool *pool = relu_pool_instance;
@@ -618,14 +667,14 @@ static int relu_pool_workers(void)
 }
 #else
 static int
-relu_run_parallel(const relu_job *job, npy_intp n, int threads)
+relu_run_parallel(relu_job *job, int threads)
 {
     (void)job;
-    (void)n;
     (void)threads;
     return 0;
 }
-static int relu_pool_workers(void)
+static int
+relu_pool_workers(void)
 {
     return 0;
 }
@@ -651,7 +700,7 @@ relu_run(const relu_kernel *kernel, const char *in, char *out, npy_intp n, npy_i
         kernel->block(in, out, n, in_stride, out_stride);
         return;
     }
-    relu_job job = {kernel, NULL, in, out, in_stride, out_stride};
+    relu_job job = {kernel, NULL, in, out, in_stride, out_stride, n, 1};
     const int streamable = in_stride == kernel->elsize && out_stride == kernel->elsize &&
                            ((uintptr_t)out % (uintptr_t)kernel->elsize) == 0;
     const int stream = stores == RELU_STORES_STREAMING ||
@@ -659,8 +708,9 @@ relu_run(const relu_kernel *kernel, const char *in, char *out, npy_intp n, npy_i
     if (stream && streamable) {
         job.nt = kernel->nt[RELU_LOAD(relu_nt_isa)];
     }
-    const int threads = relu_threads_for(bytes);
-    if (threads > 1 && relu_run_parallel(&job, n, threads)) {
+    int threads;
+    relu_plan(n, bytes, &threads, &job.parts);
+    if (threads > 1 && relu_run_parallel(&job, threads)) {
         return;
     }
     relu_run_range(&job, 0, n);
