@@ -26,12 +26,15 @@
  *    compiled three times (baseline SSE2, x86-64-v3 = AVX2, x86-64-v4 = AVX-512) and the best one
  *    is picked when the module is loaded (target_clones); the build never uses -march=native.
  *    SSE2 has no 64-bit signed compare, which is why the int64/float64 loops need the clones.
- *  - Non-temporal stores, for calls whose output is far larger than the last-level cache (the
- *    stores then bypass the caches: no read-for-ownership of the destination and no eviction of
- *    useful lines). x86-64 only, written with GCC vector extensions and the streaming-store
- *    intrinsics in functions compiled for SSE2, AVX2 or AVX-512 and chosen at run time with
- *    __builtin_cpu_supports. The destination is first brought to a 64-byte boundary with regular
- *    stores; an sfence ends every run of streaming stores. Elsewhere the regular loops serve.
+ *  - Non-temporal (streaming) stores, out of place, for calls whose output is larger than the
+ *    caches that give a core more bandwidth than memory (threshold chosen at import from the
+ *    cache sizes, see relu_default_nt_bytes): the stores bypass the caches, so there is no
+ *    read-for-ownership of the destination and no eviction of useful lines. In place the loops
+ *    always use regular stores (the line was just loaded: nothing to save). x86-64 only, written
+ *    with GCC vector extensions and the streaming-store intrinsics in functions compiled for
+ *    SSE2, AVX2 or AVX-512 and chosen at run time with __builtin_cpu_supports. The destination
+ *    is first brought to a 64-byte boundary with regular stores; an sfence ends every run of
+ *    streaming stores. Elsewhere the regular loops serve.
  *  - Threads: a persistent pool of POSIX threads, created on the first large call, works on a
  *    large 1-D loop call (contiguous or strided) together with the calling thread. The call is
  *    cut into up to 8 chunks per thread that the threads claim one at a time, so a thread that
@@ -100,16 +103,19 @@ typedef int64_t RELU_ELEMENT_ATTRS relu_i64;
 #define RELU_DISPATCH
 #endif
 
-/* Streaming (non-temporal) stores: x86-64 with a compiler that has vector extensions. */
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+/* Streaming (non-temporal) stores: x86-64 with a compiler that has vector extensions.
+ * (-DRELU_DISABLE_NT builds the portable loops only, to test them on x86-64.) */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(RELU_DISABLE_NT)
 #define RELU_HAVE_NT 1
 #include <immintrin.h>
 #else
 #define RELU_HAVE_NT 0
 #endif
 
-/* The thread pool needs POSIX threads and C11 atomics; without them every call is serial. */
-#if (defined(__unix__) || defined(__APPLE__)) && !defined(__STDC_NO_ATOMICS__)
+/* The thread pool needs POSIX threads and C11 atomics; without them every call is serial.
+ * (-DRELU_DISABLE_THREADS builds the serial version, to test it.) */
+#if (defined(__unix__) || defined(__APPLE__)) && !defined(__STDC_NO_ATOMICS__) &&              \
+    !defined(RELU_DISABLE_THREADS)
 #define RELU_HAVE_THREADS 1
 #include <pthread.h>
 #include <signal.h>
