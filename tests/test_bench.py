@@ -20,7 +20,7 @@ def quick_run(tmp_path_factory):
     json_path, png_path = folder / "results.json", folder / "results.png"
     threads_before = onnx_relu.get_num_threads()
     status = bench.main(
-        ["--quick", "--sizes", "6", "4K", "--threads", "1", "2", "--batch-ms", "0.2",
+        ["--quick", "--sizes", "6", "64K", "--threads", "1", "2", "--batch-ms", "0.2",
          "--json", str(json_path), "--png", str(png_path)]
     )  # fmt: skip
     assert onnx_relu.get_num_threads() == threads_before  # the harness restores the setting
@@ -38,11 +38,11 @@ def test_results_cover_every_type_size_and_thread_count(quick_run):
     _, results, _ = quick_run
     assert results["schema"] == bench.SCHEMA
     assert results["config"]["types"] == TYPES
-    assert results["config"]["sizes"] == ["6 el", "4 KiB"]
+    assert results["config"]["sizes"] == ["6 el", "64 KiB"]
     assert results["config"]["threads"] == [1, 2]
     found = {(r["type"], r["size"], r["variant"], r["threads"]) for r in results["results"]}
     for type_name in TYPES:
-        for size in ("6 el", "4 KiB"):
+        for size in ("6 el", "64 KiB"):
             for threads in (1, 2):
                 for variant in ("onnx_relu out", "onnx_relu alloc", "onnx_relu inplace",
                                 "copy streaming", "copy regular", "inplace copy streaming",
@@ -57,7 +57,7 @@ def test_records_are_consistent(quick_run):
     itemsize = {"float32": 4, "float64": 8, "float16": 2, "bfloat16": 2,
                 "int8": 1, "int16": 2, "int32": 4, "int64": 8}  # fmt: skip
     for record in results["results"]:
-        expected_elements = 6 if record["size"] == "6 el" else 4096 // itemsize[record["type"]]
+        expected_elements = 6 if record["size"] == "6 el" else 65536 // itemsize[record["type"]]
         assert record["elements"] == expected_elements
         assert record["bytes"] == expected_elements * itemsize[record["type"]]
         assert len(record["rounds"]) == results["config"]["rounds"] == 2
@@ -73,7 +73,7 @@ def test_ratios_and_targets_are_reported(quick_run):
     for ratio in results["ratios"]:
         assert ratio["value"] > 0
     targets = {t["target"]: t for t in results["targets"]}
-    assert targets["float16, bfloat16 >= 50 x numpy"]["cases"] == 4  # 2 types x 2 sizes
+    assert targets["float16, bfloat16 >= 50 x numpy (>= 64 KiB)"]["cases"] == 2  # 2 types x 64K
     assert targets["out >= 0.95 x copy ceiling (>= 64 MiB)"]["cases"] == 0  # no large size here
     assert results["small_call"]["np.maximum(x, 0)"] > 0
     assert results["import"]["import onnx_relu"] > 0
