@@ -7,7 +7,7 @@
    64 KiB to 256 MiB. The kernel's default streaming threshold should sit where streaming starts
    to win (see relu_default_nt_bytes in src/onnx_relu/_relu.c).
 2. Threads: 1 thread against N threads (N = the CPUs available), every call split (threshold
-   0), from 64 KiB to 16 MiB. The default threading threshold should sit where N threads start
+   0; chunks of at least the default 256 KiB), from 256 KiB to 16 MiB. The default threading threshold should sit where N threads start
    to win.
 
 Both run interleaved (each round measures every setting once) and report medians. The machine
@@ -51,7 +51,7 @@ def scan(sizes_kib, settings, type_name: str, rounds: int) -> None:
             for name in names:
                 threads, parallel, streaming = settings[name]
                 onnx_relu.set_num_threads(threads)
-                _relu._set_tuning(parallel_threshold=parallel, nt_threshold=streaming, min_chunk=0)
+                _relu._set_tuning(parallel_threshold=parallel, nt_threshold=streaming)
                 onnx_relu.relu(x, out=out)  # warm: pool, page faults
                 samples[name].append(seconds_per_call(lambda: onnx_relu.relu(x, out=out), reps))
         gbps = [2 * x.nbytes / statistics.median(samples[name]) / 1e9 for name in names]
@@ -79,7 +79,7 @@ def main() -> None:
         if not args.stores_only and most > 1:
             print(f"\nthreads (default stores): 1 vs {most}, every call split")
             streaming = defaults["nt_threshold"]
-            scan([64, 128, 256, 512, 1024, 2048, 4096, 16384],
+            scan([256, 512, 768, 1024, 1536, 2048, 3072, 4096, 16384],
                  {"1 thread": (1, NEVER, streaming), f"{most} threads": (most, 0, streaming)},
                  args.type, args.rounds)  # fmt: skip
     finally:

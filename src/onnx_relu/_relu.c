@@ -140,7 +140,9 @@ static const char *const relu_isa_names[RELU_ISA_COUNT] = {"none", "sse2", "avx2
 /* Default tuning; see relu_default_tuning() for the values derived from the cache size. */
 #define RELU_DEFAULT_L2_BYTES ((Py_ssize_t)1 << 20)     /* when the cache sizes cannot be read */
 #define RELU_DEFAULT_LLC_BYTES ((Py_ssize_t)32 << 20)
-#define RELU_DEFAULT_PARALLEL_BYTES ((Py_ssize_t)1 << 20)
+/* Threads pay from about 2 MiB outputs: waking a sleeping worker costs ~25 us in a KVM guest
+ * (measured: 2 threads 0.6 x at 1 MiB, 1.03 x at 2 MiB, 1.4 x at 4 MiB; benchmarks/threshold_scan.py). */
+#define RELU_DEFAULT_PARALLEL_BYTES ((Py_ssize_t)2 << 20)
 #define RELU_DEFAULT_MIN_CHUNK_BYTES ((Py_ssize_t)256 << 10)
 
 /* ------------------------------------------------------------------------------------------ */

@@ -1,7 +1,7 @@
 """How many threads the relu kernel uses, and the environment variables that tune it.
 
 The kernel (``_relu.c``) splits a call across a pool of C threads when its output is at least
-about 1 MiB; smaller calls run on the calling thread. The count is process-wide: it comes from
+about 2 MiB; smaller calls run on the calling thread. The count is process-wide: it comes from
 ``ONNX_RELU_NUM_THREADS`` at import, else from the CPUs available to the process, and
 :func:`set_num_threads` or :func:`num_threads` change it.
 """
@@ -75,7 +75,7 @@ def get_num_threads() -> int:
 def set_num_threads(n: int) -> int:
     """Let large relu calls use up to ``n`` threads (the calling one included); returns the old count.
 
-    The setting is process-wide. Calls whose output is smaller than about 1 MiB always run on
+    The setting is process-wide. Calls whose output is smaller than about 2 MiB always run on
     the calling thread, so ``n`` matters only for large arrays. ``n = 1`` turns threading off.
 
     Raises
