@@ -27,8 +27,9 @@ SIGNED_OF_WIDTH = {1: np.int8, 2: np.int16, 4: np.int32, 8: np.int64}
 UNSIGNED_OF_WIDTH = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 # (exponent bits, mantissa bits) of each float format.
 FLOAT_FIELDS = {"float16": (5, 10), "bfloat16": (8, 7), "float32": (8, 23), "float64": (11, 52)}
-# Element counts that straddle the 64-byte lines of the streaming loops and the chunk splits.
-SIZES = [0, 1, 2, 3, 7, 31, 32, 33, 63, 64, 65, 127, 129, 255, 256, 1000, 4097]
+# Element counts that straddle the 64-byte lines and the 16 KiB blocks (4 pages) of the
+# streaming loops, and the chunk splits.
+SIZES = [0, 1, 2, 3, 7, 31, 32, 33, 63, 64, 65, 127, 129, 255, 256, 1000, 4097, 40_000]
 
 ALL_ISAS = ["none", "sse2", "avx2", "avx512"]
 ISAS = ALL_ISAS[1 : ALL_ISAS.index(_relu._tuning()["best_nt_isa"]) + 1]

@@ -240,70 +240,74 @@ typedef void (*relu_nt_fn)(const char *, char *, npy_intp);
 #if RELU_HAVE_NT
 /*
  * relu_nt_<name>_<isa>(in, out, n): contiguous in and out, out aligned to the element size
- * (in may have any alignment). Regular stores up to the first 64-byte boundary of out, then
- * whole 64-byte lines with streaming stores (vbytes-wide vectors, unaligned loads), then the
- * rest with regular stores. The caller issues the sfence. in == out is allowed.
+ * (in may have any alignment); n elements; in == out is allowed. The caller issues the sfence.
+ *
+ * Regular stores up to the first 64-byte boundary of out; then blocks of RELU_NT_PAGES pages
+ * with streaming stores, walking the pages of a block side by side (RELU_NT_STEP bytes of each
+ * page in turn); then whole lines; then the last elements with regular stores. Four streams a
+ * page apart keep more reads in flight than one sequential stream (glibc's memcpy does the same
+ * for large copies). Measured on 512 MiB float32 arrays (KVM guest on a Xeon): 1 page 21.3 GB/s,
+ * 2 pages 24.0, 4 pages 25.1, 8 pages 25.6 but 3 % slower at 64 MiB; a software prefetch of the
+ * next step made 64 MiB relu 9 % slower and nothing faster.
  */
-#define RELU_DEFINE_NT_ISA(name, int_t, threshold, isa, isa_target, vbytes, vec_t, stream)         \
-    __attribute__((target(isa_target))) static void relu_nt_##name##_##isa(const char *in,        \
-                                                                      char *out, npy_intp n)   \
+#ifndef RELU_NT_PAGES
+#define RELU_NT_PAGES 4
+#endif
+#define RELU_NT_PAGE_BYTES 4096
+#define RELU_NT_STEP 256
+
+#define RELU_OP_RELU(v, limit) ((v > limit) & v)
+#define RELU_OP_COPY(v, limit) ((void)(limit), v)
+
+#define RELU_DEFINE_NT_ISA(fname, tail, int_t, threshold, op, isa_target, vbytes, vec_t, stream) \
+    __attribute__((target(isa_target))) static void fname(const char *in, char *out, npy_intp n) \
     {                                                                                          \
         typedef int_t relu_vec __attribute__((vector_size(vbytes)));                           \
-        const npy_intp elsize = (npy_intp)sizeof(int_t);                                       \
-        const npy_intp per_line = 64 / elsize;                                                 \
-        npy_intp head = (npy_intp)((64 - ((uintptr_t)out & 63)) & 63) / elsize;                \
-        if (head > n) {                                                                        \
-            head = n;                                                                          \
-        }                                                                                      \
-        relu_tail_##name(in, out, head);                                                       \
         const relu_vec limit = (relu_vec){0} + (int_t)(threshold);                             \
-        npy_intp i = head;                                                                     \
-        for (; i + per_line <= n; i += per_line) {                                             \
-            const char *src = in + i * elsize;                                                 \
-            char *dst = out + i * elsize;                                                      \
-            for (int k = 0; k < 64 / (vbytes); k++) {                                          \
-                relu_vec v;                                                                    \
-                memcpy(&v, src + k * (vbytes), (vbytes));                                      \
-                v = (relu_vec)((v > limit) & v);                                               \
-                stream((vec_t *)(void *)(dst + k * (vbytes)), (vec_t)v);                       \
+        const size_t elsize = sizeof(int_t), total = (size_t)n * elsize;                       \
+        size_t pos = (size_t)((64 - ((uintptr_t)out & 63)) & 63);                              \
+        if (pos > total) {                                                                     \
+            pos = total;                                                                       \
+        }                                                                                      \
+        tail(in, out, (npy_intp)(pos / elsize));                                               \
+        for (; pos + RELU_NT_PAGES * RELU_NT_PAGE_BYTES <= total;                              \
+             pos += RELU_NT_PAGES * RELU_NT_PAGE_BYTES) {                                      \
+            for (size_t step = 0; step < RELU_NT_PAGE_BYTES; step += RELU_NT_STEP) {           \
+                for (int page = 0; page < RELU_NT_PAGES; page++) {                             \
+                    const size_t at = pos + (size_t)page * RELU_NT_PAGE_BYTES + step;          \
+                    for (int k = 0; k < RELU_NT_STEP / (vbytes); k++) {                        \
+                        relu_vec v;                                                            \
+                        memcpy(&v, in + at + k * (vbytes), (vbytes));                          \
+                        v = (relu_vec)op(v, limit);                                            \
+                        stream((vec_t *)(void *)(out + at + k * (vbytes)), (vec_t)v);          \
+                    }                                                                          \
+                }                                                                              \
             }                                                                                  \
         }                                                                                      \
-        relu_tail_##name(in + i * elsize, out + i * elsize, n - i);                            \
-    }
-
-/* The copy: the same loop with no compare. */
-#define RELU_DEFINE_NT_COPY_ISA(isa, isa_target, vbytes, vec_t, stream)                            \
-    __attribute__((target(isa_target))) static void relu_nt_copy_##isa(const char *in, char *out,  \
-                                                                   npy_intp n)                 \
-    {                                                                                          \
-        typedef int8_t relu_vec __attribute__((vector_size(vbytes)));                          \
-        npy_intp head = (npy_intp)((64 - ((uintptr_t)out & 63)) & 63);                         \
-        if (head > n) {                                                                        \
-            head = n;                                                                          \
-        }                                                                                      \
-        relu_tail_copy(in, out, head);                                                         \
-        npy_intp i = head;                                                                     \
-        for (; i + 64 <= n; i += 64) {                                                         \
+        for (; pos + 64 <= total; pos += 64) {                                                 \
             for (int k = 0; k < 64 / (vbytes); k++) {                                          \
                 relu_vec v;                                                                    \
-                memcpy(&v, in + i + k * (vbytes), (vbytes));                                   \
-                stream((vec_t *)(void *)(out + i + k * (vbytes)), (vec_t)v);                   \
+                memcpy(&v, in + pos + k * (vbytes), (vbytes));                                 \
+                v = (relu_vec)op(v, limit);                                                    \
+                stream((vec_t *)(void *)(out + pos + k * (vbytes)), (vec_t)v);                 \
             }                                                                                  \
         }                                                                                      \
-        relu_tail_copy(in + i, out + i, n - i);                                                \
+        tail(in + pos, out + pos, (npy_intp)((total - pos) / elsize));                         \
     }
 
 #define RELU_TARGET_SSE2 "sse2"
 #define RELU_TARGET_AVX2 "avx2"
 #define RELU_TARGET_AVX512 "avx512f,avx512bw"
 
+#define RELU_DEFINE_NT_OP(name, tail, int_t, threshold, op)                                   \
+    RELU_DEFINE_NT_ISA(relu_nt_##name##_sse2, tail, int_t, threshold, op, RELU_TARGET_SSE2, 16, \
+                       __m128i, _mm_stream_si128)                                              \
+    RELU_DEFINE_NT_ISA(relu_nt_##name##_avx2, tail, int_t, threshold, op, RELU_TARGET_AVX2, 32, \
+                       __m256i, _mm256_stream_si256)                                           \
+    RELU_DEFINE_NT_ISA(relu_nt_##name##_avx512, tail, int_t, threshold, op, RELU_TARGET_AVX512, \
+                       64, __m512i, _mm512_stream_si512)
 #define RELU_DEFINE_NT(name, int_t, threshold)                                                 \
-    RELU_DEFINE_NT_ISA(name, int_t, threshold, sse2, RELU_TARGET_SSE2, 16, __m128i,            \
-                       _mm_stream_si128)                                                       \
-    RELU_DEFINE_NT_ISA(name, int_t, threshold, avx2, RELU_TARGET_AVX2, 32, __m256i,            \
-                       _mm256_stream_si256)                                                    \
-    RELU_DEFINE_NT_ISA(name, int_t, threshold, avx512, RELU_TARGET_AVX512, 64, __m512i,        \
-                       _mm512_stream_si512)
+    RELU_DEFINE_NT_OP(name, relu_tail_##name, int_t, threshold, RELU_OP_RELU)
 
 RELU_DEFINE_NT(int8, int8_t, 0)
 RELU_DEFINE_NT(int16, int16_t, 0)
@@ -313,10 +317,8 @@ RELU_DEFINE_NT(float16, int16_t, RELU_F16_NEG_INF)
 RELU_DEFINE_NT(bfloat16, int16_t, RELU_BF16_NEG_INF)
 RELU_DEFINE_NT(float32, int32_t, RELU_F32_NEG_INF)
 RELU_DEFINE_NT(float64, int64_t, RELU_F64_NEG_INF)
-
-RELU_DEFINE_NT_COPY_ISA(sse2, RELU_TARGET_SSE2, 16, __m128i, _mm_stream_si128)
-RELU_DEFINE_NT_COPY_ISA(avx2, RELU_TARGET_AVX2, 32, __m256i, _mm256_stream_si256)
-RELU_DEFINE_NT_COPY_ISA(avx512, RELU_TARGET_AVX512, 64, __m512i, _mm512_stream_si512)
+/* The harness's ceiling: the same loops with no compare. */
+RELU_DEFINE_NT_OP(copy, relu_tail_copy, int8_t, 0, RELU_OP_COPY)
 
 #define RELU_NT_TABLE(name) {NULL, relu_nt_##name##_sse2, relu_nt_##name##_avx2, relu_nt_##name##_avx512}
 
