@@ -156,6 +156,7 @@ def restore_tuning():
         nt_threshold=before["nt_threshold"],
         min_chunk=before["min_chunk"],
         nt_isa=before["nt_isa"],
+        spin_ns=before["spin_ns"],
     )
     onnx_relu.set_num_threads(before["num_threads"])
 
@@ -172,12 +173,14 @@ CONFIGS = (
 @pytest.mark.parametrize(("threads", "isa"), CONFIGS, ids=lambda v: str(v))
 def test_every_path_matches_the_oracle(name, threads, isa, restore_tuning):
     # Every call is split (no size threshold, no minimum chunk) and, with an ISA, streams.
+    # With 2 threads the pool's threads never spin (they sleep at once between calls).
     onnx_relu.set_num_threads(threads)
     _relu._set_tuning(
         parallel_threshold=0,
         min_chunk=0,
         nt_threshold=0 if isa else NEVER,
         nt_isa=isa or _relu._tuning()["nt_isa"],
+        spin_ns=0 if threads == 2 else 100_000,
     )
     rng = np.random.default_rng([threads, len(isa or ""), TYPES.index(name)])
     for n in SIZES:
@@ -219,10 +222,11 @@ def test_chunk_boundaries_of_many_threads(restore_tuning):
             assert_bits_equal(onnx_relu.relu(x[1:]), x[1:], f"threads={threads} n={n} shifted")
 
 
-def test_concurrent_callers_get_correct_results(restore_tuning):
+@pytest.mark.parametrize("spin_ns", [0, 100_000])
+def test_concurrent_callers_get_correct_results(spin_ns, restore_tuning):
     """Python threads calling at once: one uses the pool, the others run serially; no deadlock."""
     onnx_relu.set_num_threads(2)
-    _relu._set_tuning(parallel_threshold=0, min_chunk=0)
+    _relu._set_tuning(parallel_threshold=0, min_chunk=0, spin_ns=spin_ns)
     rng = np.random.default_rng(11)
     inputs = [random_array(name, 50_000 + 7 * i, rng) for i, name in enumerate(TYPES)]
     failures: list[str] = []

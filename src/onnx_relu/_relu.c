@@ -112,6 +112,16 @@ typedef int64_t RELU_ELEMENT_ATTRS relu_i64;
 #define RELU_HAVE_NT 0
 #endif
 
+/* The pause hint for spin loops. */
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define RELU_CPU_RELAX() _mm_pause()
+#elif (defined(__aarch64__) || defined(__arm__)) && (defined(__GNUC__) || defined(__clang__))
+#define RELU_CPU_RELAX() __asm__ __volatile__("yield")
+#else
+#define RELU_CPU_RELAX() ((void)0)
+#endif
+
 /* The thread pool needs POSIX threads and C11 atomics; without them every call is serial.
  * (-DRELU_DISABLE_THREADS builds the serial version, to test it.) */
 #if (defined(__unix__) || defined(__APPLE__)) && !defined(__STDC_NO_ATOMICS__) &&              \
@@ -120,6 +130,7 @@ typedef int64_t RELU_ELEMENT_ATTRS relu_i64;
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <time.h> /* clock_gettime, for the spin limit */
 #define RELU_ATOMIC(type) _Atomic(type)
 #define RELU_LOAD(var) atomic_load_explicit(&(var), memory_order_relaxed)
 #define RELU_STORE(var, value) atomic_store_explicit(&(var), (value), memory_order_relaxed)
@@ -144,6 +155,8 @@ static const char *const relu_isa_names[RELU_ISA_COUNT] = {"none", "sse2", "avx2
  * (measured: 2 threads 0.6 x at 1 MiB, 1.03 x at 2 MiB, 1.4 x at 4 MiB; benchmarks/threshold_scan.py). */
 #define RELU_DEFAULT_PARALLEL_BYTES ((Py_ssize_t)2 << 20)
 #define RELU_DEFAULT_MIN_CHUNK_BYTES ((Py_ssize_t)256 << 10)
+/* How long pool threads spin before sleeping (see struct relu_pool). */
+#define RELU_DEFAULT_SPIN_NS ((Py_ssize_t)100000)
 
 /* ------------------------------------------------------------------------------------------ */
 /* Inner loops                                                                                 */
@@ -390,6 +403,7 @@ static RELU_ATOMIC(int) relu_num_threads = 1;
 static RELU_ATOMIC(Py_ssize_t) relu_parallel_bytes = RELU_DEFAULT_PARALLEL_BYTES;
 static RELU_ATOMIC(Py_ssize_t) relu_min_chunk_bytes = RELU_DEFAULT_MIN_CHUNK_BYTES;
 static RELU_ATOMIC(Py_ssize_t) relu_nt_bytes = PY_SSIZE_T_MAX;
+static RELU_ATOMIC(Py_ssize_t) relu_spin_ns = RELU_DEFAULT_SPIN_NS;
 static RELU_ATOMIC(int) relu_nt_isa = RELU_ISA_NONE;
 static relu_isa relu_best_isa = RELU_ISA_NONE;     /* set once at import */
 static Py_ssize_t relu_l2_bytes = 0;               /* set once at import */
@@ -492,12 +506,19 @@ typedef struct {
  * a time from `claim`, whose high 32 bits carry the job's generation and low 32 bits the next
  * chunk: a worker that wakes up after its job has ended cannot claim a chunk of the next one.
  * `done` counts finished chunks; the caller waits for it to reach the job's parts.
+ *
+ * Waking a sleeping thread costs tens of microseconds in a virtual machine (~25 us measured in a
+ * KVM guest: the idle vCPU has to be scheduled again), as much as 1 MiB of work. So a worker
+ * that finishes a job, and the caller waiting for the last chunk, first spin (with a pause
+ * instruction) for up to relu_spin_ns before sleeping on the condition variables: back-to-back
+ * large calls then start at once, at the price of at most relu_spin_ns of CPU per thread after
+ * each large call (onnxruntime and OpenMP workers spin for milliseconds).
  */
 struct relu_pool {
     pthread_mutex_t lock;
     pthread_cond_t wake;             /* a new job: generation changed */
     pthread_cond_t finished;         /* done reached the job's parts */
-    unsigned long generation;        /* incremented for every job */
+    atomic_ulong generation;         /* incremented (under lock) for every job */
     int nworkers;                    /* started so far; only grows */
     int active;                      /* workers 0 .. active-1 take part in the current job */
     relu_job job;
@@ -538,6 +559,53 @@ relu_work(relu_pool *pool, const relu_job *job, unsigned long generation)
     }
 }
 
+/* Spin until *word != value or (done-counter form) *count >= target, for at most `ns`
+ * nanoseconds; returns whether the condition came true. */
+static double
+relu_now_ns(void)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (double)now.tv_sec * 1e9 + (double)now.tv_nsec;
+}
+
+static int
+relu_spin_while_equal(atomic_ulong *word, unsigned long value, Py_ssize_t ns)
+{
+    if (ns <= 0) {
+        return 0;
+    }
+    const double deadline = relu_now_ns() + (double)ns;
+    for (;;) {
+        for (int i = 0; i < 64; i++) {
+            if (atomic_load_explicit(word, memory_order_acquire) != value) {
+                return 1;
+            }
+            RELU_CPU_RELAX();
+        }
+        if (relu_now_ns() > deadline) {
+            return 0;
+        }
+    }
+}
+
+static int
+relu_spin_until_reached(atomic_int *count, int target, Py_ssize_t ns)
+{
+    const double deadline = ns > 0 ? relu_now_ns() + (double)ns : 0;
+    for (;;) {
+        for (int i = 0; i < 64; i++) {
+            if (atomic_load_explicit(count, memory_order_acquire) >= target) {
+                return 1;
+            }
+            RELU_CPU_RELAX();
+        }
+        if (ns <= 0 || relu_now_ns() > deadline) {
+            return 0;
+        }
+    }
+}
+
 static void *
 relu_worker_main(void *arg)
 {
@@ -546,10 +614,15 @@ relu_worker_main(void *arg)
     unsigned long seen = self->start_generation;
     pthread_mutex_lock(&pool->lock);
     for (;;) {
-        while (pool->generation == seen) {
-            pthread_cond_wait(&pool->wake, &pool->lock);
+        if (atomic_load_explicit(&pool->generation, memory_order_relaxed) == seen) {
+            pthread_mutex_unlock(&pool->lock);
+            relu_spin_while_equal(&pool->generation, seen, RELU_LOAD(relu_spin_ns));
+            pthread_mutex_lock(&pool->lock);
+            while (atomic_load_explicit(&pool->generation, memory_order_relaxed) == seen) {
+                pthread_cond_wait(&pool->wake, &pool->lock);
+            }
         }
-        seen = pool->generation;
+        seen = atomic_load_explicit(&pool->generation, memory_order_relaxed);
         if (self->id < pool->active) {
             const relu_job job = pool->job;
             pthread_mutex_unlock(&pool->lock);
@@ -586,6 +659,7 @@ relu_pool_get(int workers)
             return NULL;
         }
         atomic_init(&pool->claim, 0);
+        atomic_init(&pool->generation, 0);
         atomic_init(&pool->done, 0);
         relu_pool_instance = pool;
     }
@@ -609,7 +683,7 @@ relu_pool_get(int workers)
         relu_worker *worker = &pool->workers[pool->nworkers];
         worker->pool = pool;
         worker->id = pool->nworkers;
-        worker->start_generation = pool->generation;
+        worker->start_generation = atomic_load_explicit(&pool->generation, memory_order_relaxed);
         pthread_t thread;
         if (pthread_create(&thread, &attr, relu_worker_main, worker) != 0) {
             break; /* run with the workers there are */
@@ -637,21 +711,25 @@ relu_run_parallel(relu_job *job, int threads)
         return 0;
     }
     pthread_mutex_lock(&pool->lock);
-    const unsigned long generation = ++pool->generation;
+    const unsigned long generation =
+        atomic_load_explicit(&pool->generation, memory_order_relaxed) + 1;
     pool->job = *job;
     pool->active = workers;
     atomic_store_explicit(&pool->done, 0, memory_order_relaxed);
     atomic_store_explicit(&pool->claim, (uint64_t)(uint32_t)generation << 32, memory_order_release);
+    atomic_store_explicit(&pool->generation, generation, memory_order_release); /* spinners go */
     pthread_cond_broadcast(&pool->wake);
     pthread_mutex_unlock(&pool->lock);
 
     relu_work(pool, job, generation);
 
-    pthread_mutex_lock(&pool->lock);
-    while (atomic_load_explicit(&pool->done, memory_order_acquire) < job->parts) {
-        pthread_cond_wait(&pool->finished, &pool->lock);
+    if (!relu_spin_until_reached(&pool->done, job->parts, RELU_LOAD(relu_spin_ns))) {
+        pthread_mutex_lock(&pool->lock);
+        while (atomic_load_explicit(&pool->done, memory_order_acquire) < job->parts) {
+            pthread_cond_wait(&pool->finished, &pool->lock);
+        }
+        pthread_mutex_unlock(&pool->lock);
     }
-    pthread_mutex_unlock(&pool->lock);
     atomic_store_explicit(&relu_pool_busy, 0, memory_order_release);
     return 1;
 }
@@ -963,7 +1041,7 @@ relu_tuning_dict(void)
 {
     const int isa = RELU_LOAD(relu_nt_isa);
     return Py_BuildValue(
-        "{s:i,s:i,s:O,s:n,s:n,s:s,s:n,s:n,s:n,s:n,s:s,s:s,s:i}",
+        "{s:i,s:i,s:O,s:n,s:n,s:s,s:n,s:n,s:n,s:n,s:n,s:s,s:s,s:i}",
         "num_threads", RELU_LOAD(relu_num_threads),
         "max_threads", (int)RELU_MAX_THREADS,
         "threads_supported", RELU_HAVE_THREADS ? Py_True : Py_False,
@@ -974,6 +1052,7 @@ relu_tuning_dict(void)
         "min_chunk", RELU_LOAD(relu_min_chunk_bytes),
         "nt_threshold", RELU_LOAD(relu_nt_bytes),
         "default_nt_threshold", relu_default_nt_bytes(relu_l2_bytes, relu_llc_bytes),
+        "spin_ns", RELU_LOAD(relu_spin_ns),
         "nt_isa", relu_isa_names[isa],
         "best_nt_isa", relu_isa_names[relu_best_isa],
         "pool_workers", relu_pool_workers());
@@ -988,11 +1067,12 @@ relu_py_tuning(PyObject *NPY_UNUSED(self), PyObject *NPY_UNUSED(args))
 static PyObject *
 relu_py_set_tuning(PyObject *NPY_UNUSED(self), PyObject *args, PyObject *kwargs)
 {
-    static char *keywords[] = {"parallel_threshold", "nt_threshold", "min_chunk", "nt_isa", NULL};
-    Py_ssize_t parallel = -1, nt = -1, min_chunk = -1;
+    static char *keywords[] = {"parallel_threshold", "nt_threshold", "min_chunk", "nt_isa",
+                               "spin_ns", NULL};
+    Py_ssize_t parallel = -1, nt = -1, min_chunk = -1, spin = -1;
     const char *isa_name = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$nnnz:_set_tuning", keywords, &parallel,
-                                     &nt, &min_chunk, &isa_name)) {
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$nnnzn:_set_tuning", keywords, &parallel,
+                                     &nt, &min_chunk, &isa_name, &spin)) {
         return NULL;
     }
     int isa = -1;
@@ -1025,6 +1105,9 @@ relu_py_set_tuning(PyObject *NPY_UNUSED(self), PyObject *args, PyObject *kwargs)
     }
     if (isa >= 0) {
         RELU_STORE(relu_nt_isa, isa);
+    }
+    if (spin >= 0) {
+        RELU_STORE(relu_spin_ns, spin);
     }
     return previous;
 }
@@ -1077,7 +1160,7 @@ static PyMethodDef relu_methods[] = {
     {"_tuning", relu_py_tuning, METH_NOARGS,
      "_tuning() -> dict: thread count, thresholds in bytes, cache size, streaming-store ISA."},
     {"_set_tuning", (PyCFunction)(void (*)(void))relu_py_set_tuning, METH_VARARGS | METH_KEYWORDS,
-     "_set_tuning(*, parallel_threshold, nt_threshold, min_chunk, nt_isa) -> previous dict.\n"
+     "_set_tuning(*, parallel_threshold, nt_threshold, min_chunk, nt_isa, spin_ns) -> previous.\n"
      "For tests and benchmarks; thresholds are output sizes in bytes, -1 leaves one unchanged."},
     {"_copy", (PyCFunction)(void (*)(void))relu_py_copy, METH_VARARGS | METH_KEYWORDS,
      "_copy(src, dst, *, nontemporal=True): the benchmark harness's copy ceiling.\n"
