@@ -6,11 +6,13 @@ unchanged, +0 everywhere else. ``relu_ufunc`` is the underlying NumPy ufunc.
 """
 
 from ._api import check_dtype, relu, relu_ufunc
+from ._threads import _configure_from_environment, get_num_threads, num_threads, set_num_threads
 from .errors import (
     InvalidOpsetError,
     InvalidOutputError,
     InvalidTensorFileError,
     OnnxReluError,
+    ThreadCountError,
     UnsupportedFileFormatError,
     UnsupportedTypeError,
 )
@@ -19,10 +21,16 @@ from .versions import LATEST_VERSION, RELU_VERSIONS, ReluVersion, relu_version
 
 __version__ = "0.1.0"
 
+_configure_from_environment()
+del _configure_from_environment
+
 __all__ = [
     "relu",
     "relu_ufunc",
     "check_dtype",
+    "get_num_threads",
+    "set_num_threads",
+    "num_threads",
     "relu_version",
     "RELU_VERSIONS",
     "LATEST_VERSION",
@@ -35,6 +43,7 @@ __all__ = [
     "write_tensor",
     "InvalidOpsetError",
     "InvalidOutputError",
+    "ThreadCountError",
     "__version__",
 ]
 

@@ -25,6 +25,7 @@ __all__ = [
     "UnsupportedFileFormatError",
     "InvalidOpsetError",
     "InvalidOutputError",
+    "ThreadCountError",
 ]
 
 
@@ -78,3 +79,7 @@ class InvalidOpsetError(OnnxReluError, ValueError, TypeError):
 class InvalidOutputError(OnnxReluError, ValueError, TypeError):
     """An ``out`` argument that cannot receive the result: not a numpy array, of another shape,
     read-only, or with elements that share memory (a zero stride)."""
+
+
+class ThreadCountError(OnnxReluError, ValueError):
+    """A thread count outside 1..256 given to :func:`onnx_relu.set_num_threads`."""

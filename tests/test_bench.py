@@ -1,0 +1,142 @@
+"""The benchmark harness runs end to end and writes well-formed results (no timing asserted)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+import onnx_relu
+from onnx_relu import bench
+
+TYPES = ["float32", "float64", "float16", "bfloat16", "int8", "int16", "int32", "int64"]
+
+
+@pytest.fixture(scope="module")
+def quick_run(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("bench")
+    json_path, png_path = folder / "results.json", folder / "results.png"
+    threads_before = onnx_relu.get_num_threads()
+    status = bench.main(
+        ["--quick", "--sizes", "6", "64K", "--threads", "1", "2", "--batch-ms", "0.2",
+         "--json", str(json_path), "--png", str(png_path)]
+    )  # fmt: skip
+    assert onnx_relu.get_num_threads() == threads_before  # the harness restores the setting
+    return status, json.loads(json_path.read_text()), png_path
+
+
+def test_quick_run_succeeds_and_writes_a_png(quick_run):
+    status, _, png_path = quick_run
+    assert status == 0
+    pytest.importorskip("matplotlib")
+    assert png_path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_results_cover_every_type_size_and_thread_count(quick_run):
+    _, results, _ = quick_run
+    assert results["schema"] == bench.SCHEMA
+    assert results["config"]["types"] == TYPES
+    assert results["config"]["sizes"] == ["6 el", "64 KiB"]
+    assert results["config"]["threads"] == [1, 2]
+    found = {(r["type"], r["size"], r["variant"], r["threads"]) for r in results["results"]}
+    for type_name in TYPES:
+        for size in ("6 el", "64 KiB"):
+            for threads in (1, 2):
+                for variant in ("onnx_relu out", "onnx_relu alloc", "onnx_relu inplace",
+                                "copy streaming", "copy regular", "inplace copy streaming",
+                                "inplace copy regular"):  # fmt: skip
+                    assert (type_name, size, variant, threads) in found
+            for variant in ("np.copyto", "numpy maximum out", "numpy maximum alloc"):
+                assert (type_name, size, variant, 1) in found
+
+
+def test_records_are_consistent(quick_run):
+    _, results, _ = quick_run
+    itemsize = {"float32": 4, "float64": 8, "float16": 2, "bfloat16": 2,
+                "int8": 1, "int16": 2, "int32": 4, "int64": 8}  # fmt: skip
+    for record in results["results"]:
+        expected_elements = 6 if record["size"] == "6 el" else 65536 // itemsize[record["type"]]
+        assert record["elements"] == expected_elements
+        assert record["bytes"] == expected_elements * itemsize[record["type"]]
+        assert len(record["rounds"]) == results["config"]["rounds"] == 2
+        assert record["seconds"] > 0 and record["calls"] >= 1
+        assert record["gbps"] == pytest.approx(2 * record["bytes"] / record["seconds"] / 1e9)
+
+
+def test_ratios_and_targets_are_reported(quick_run):
+    _, results, _ = quick_run
+    names = {r["ratio"] for r in results["ratios"]}
+    assert {"out / copy ceiling", "inplace / inplace ceiling", "out / numpy maximum",
+            "out 2t / 1t"} <= names  # fmt: skip
+    for ratio in results["ratios"]:
+        assert ratio["value"] > 0
+    targets = {t["target"]: t for t in results["targets"]}
+    assert targets["float16, bfloat16 >= 50 x numpy (>= 64 KiB)"]["cases"] == 2  # 2 types x 64K
+    assert targets["out >= 0.95 x copy ceiling (>= 64 MiB)"]["cases"] == 0  # no large size here
+    assert results["small_call"]["np.maximum(x, 0)"] > 0
+    assert results["import"]["import onnx_relu"] > 0
+    assert results["machine"]["tuning"]["max_threads"] == 256
+
+
+def test_onnxruntime_is_measured_where_it_has_a_kernel(quick_run):
+    pytest.importorskip("onnxruntime")
+    pytest.importorskip("onnx")
+    _, results, _ = quick_run
+    measured = {r["type"] for r in results["results"] if r["variant"] == "onnxruntime out"}
+    refused = {u["type"] for u in results["unavailable"] if u["variant"] == "onnxruntime"}
+    assert measured | refused == set(TYPES)
+    assert "float32" in measured and "bfloat16" in refused  # ort 1.x has no bfloat16 Relu
+
+
+def test_tables_name_every_type(quick_run, capsys):
+    _, results, _ = quick_run
+    text = bench.format_tables(results)
+    for type_name in TYPES:
+        assert f"{type_name} - GB/s" in text
+    assert "Targets:" in text and "6-element call" in text
+
+
+def test_replot_reads_an_earlier_run(quick_run, tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    _, results, _ = quick_run
+    source = tmp_path / "earlier.json"
+    source.write_text(json.dumps(results))
+    png = tmp_path / "again.png"
+    assert bench.main(["--replot", str(source), "--png", str(png)]) == 0
+    assert png.read_bytes()[:4] == b"\x89PNG"
+    assert "float32 - GB/s" in capsys.readouterr().out
+
+
+def test_replot_refuses_other_json(tmp_path, capsys):
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps({"schema": "something else"}))
+    assert bench.main(["--replot", str(other)]) == 2
+    assert "not an onnx-relu benchmark file" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("text", "elements_of_float32", "label"),
+    [("6", 6, "6 el"), ("64K", 16384, "64 KiB"), ("4M", 1 << 20, "4 MiB"),
+     ("512MiB", 128 << 20, "512 MiB"), ("1g", 1 << 28, "1 GiB")],
+)  # fmt: skip
+def test_size_parsing(text, elements_of_float32, label):
+    size = bench.Size.parse(text)
+    assert size.elements(4) == elements_of_float32
+    assert size.label() == label
+
+
+@pytest.mark.parametrize("argv", [["--sizes", "lots"], ["--sizes", "0"], ["--threads", "0"],
+                                  ["--types", "uint8"]])  # fmt: skip
+def test_bad_arguments_exit_with_status_2(argv, capsys):
+    assert bench.main(argv + ["--no-plot", "--json", ""]) == 2
+    assert capsys.readouterr().err
+
+
+def test_python_dash_m_shows_help():
+    result = subprocess.run(
+        [sys.executable, "-m", "onnx_relu.bench", "--help"], capture_output=True, text=True
+    )
+    assert result.returncode == 0
+    assert "--skip-largest" in result.stdout and "--quick" in result.stdout
