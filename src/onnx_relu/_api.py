@@ -246,15 +246,12 @@ def relu(x, /, out=None, *, opset=None):
     if dtype in allowed:
         if out is None:
             return relu_ufunc(x)
-        # Fast path for the common out= call (a plain, writeable array of the same dtype and
-        # shape): the full checks below cost more than the ufunc call on small arrays.
-        if (
-            type(out) is np.ndarray
-            and out.dtype is dtype
-            and out.shape == x.shape
-            and out.flags.writeable
-        ):
-            return relu_ufunc(x, out=out)
+        # Fast path for the common out= call (a plain, writeable, contiguous array of the same
+        # dtype and shape): the full checks below cost more than the ufunc call on small arrays.
+        if type(out) is np.ndarray and out.dtype is dtype and out.shape == x.shape:
+            flags = out.flags
+            if flags.writeable and flags.forc:
+                return relu_ufunc(x, out=out)
         out = _checked_out(out, x)
         if out.dtype.isnative:
             return relu_ufunc(x, out=out)
