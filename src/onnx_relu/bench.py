@@ -68,7 +68,15 @@ ONNX_TYPE_NAMES = {
 
 @dataclasses.dataclass(frozen=True)
 class Size:
-    """An array size: a number of elements ("6") or of bytes per array ("64K", "4M", "1G")."""
+    """An array size: a number of elements ("6") or of bytes per array ("64K", "4M", "1G").
+
+    Examples
+    --------
+    >>> Size.parse("64K").elements(4), Size.parse("64K").label()
+    (16384, '64 KiB')
+    >>> Size.parse("6").elements(8), Size.parse("6").label()
+    (6, '6 el')
+    """
 
     text: str
     count: int
@@ -829,7 +837,29 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the benchmark from the command line; return the exit status."""
+    """Run the benchmark from the command line; return the exit status.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        The arguments (default: ``sys.argv[1:]``); ``--help`` lists them.
+
+    Returns
+    -------
+    int
+        0 on success, 2 for bad arguments or a ``--replot`` file that is not a benchmark's.
+
+    Examples
+    --------
+    A one-type smoke run without plot or JSON (prints its tables):
+
+    >>> from onnx_relu.bench import main
+    >>> main(["--quick", "--types", "int8", "--sizes", "6", "--threads", "1", "--peers",
+    ...       "--no-plot", "--json", ""])  # doctest: +ELLIPSIS
+    <BLANKLINE>
+    int8 - GB/s ...
+    0
+    """
     parser = build_parser()
     try:
         args = parser.parse_args(sys.argv[1:] if argv is None else list(argv))
