@@ -140,3 +140,15 @@ def test_python_dash_m_shows_help():
     )
     assert result.returncode == 0
     assert "--skip-largest" in result.stdout and "--quick" in result.stdout
+
+
+@pytest.mark.parametrize("module_name", ["onnx_relu.bench", "onnx_relu._threads"])
+def test_docstring_examples_run(module_name):
+    import doctest
+    import importlib
+
+    module = importlib.import_module(module_name)
+    before = onnx_relu.get_num_threads()
+    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
+    assert result.attempted > 0 and result.failed == 0
+    assert onnx_relu.get_num_threads() == before

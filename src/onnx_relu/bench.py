@@ -14,8 +14,9 @@ each array size (default: 6 elements, 64 KiB, 4 MiB, 64 MiB, 512 MiB):
 
 Every variant runs at 1 thread and at the default count (peers that run on one thread only,
 numpy and ``np.copyto``, at 1). Variants are interleaved: each of ``--rounds`` rounds runs all of
-them once, in a rotated order, after a warm-up call; a variant's figure is the median over
-rounds. In-place variants get fresh mixed-sign data before every timed call (data that is
+them once, in a new random (seeded) order, after a warm-up call; a variant's figure is the
+median over rounds. Before each timed batch the output and in-place buffers are rewritten with
+streaming stores (untimed), so that no variant pays for dirty lines another one left behind. In-place variants get fresh mixed-sign data before every timed call (data that is
 already non-negative, or zeros, runs faster and would flatter them); the refill is not timed.
 Throughput is ``2 x bytes / time`` (one read and one write of the array).
 
@@ -33,6 +34,7 @@ import json
 import math
 import os
 import platform
+import random
 import re
 import statistics
 import subprocess
@@ -66,7 +68,15 @@ ONNX_TYPE_NAMES = {
 
 @dataclasses.dataclass(frozen=True)
 class Size:
-    """An array size: a number of elements ("6") or of bytes per array ("64K", "4M", "1G")."""
+    """An array size: a number of elements ("6") or of bytes per array ("64K", "4M", "1G").
+
+    Examples
+    --------
+    >>> Size.parse("64K").elements(4), Size.parse("64K").label()
+    (16384, '64 KiB')
+    >>> Size.parse("6").elements(8), Size.parse("6").label()
+    (6, '6 el')
+    """
 
     text: str
     count: int
@@ -310,7 +320,18 @@ def torch_variants(peers: Peers, case: Case, thread_counts: Sequence[int]) -> li
 
 
 def time_batch(variant: Variant, case: Case, reps: int, gap: float) -> float:
-    """Seconds per call, over ``reps`` calls (in-place: over fresh buffers, refills untimed)."""
+    """Seconds per call, over ``reps`` calls (in-place: over fresh buffers, refills untimed).
+
+    Every batch starts from the same state: the output and the in-place buffers rewritten with
+    streaming stores (untimed), so that none of their lines sits dirty in the caches. Otherwise
+    a variant would pay for the write-back of whatever the variant before it left in the L3
+    (up to its size: 260 MiB on the development machine), e.g. streaming stores into an output
+    left dirty by a regular-store peer ran at half speed (14-17 against 28-30 GB/s at 64 MiB),
+    and a relu after torch's in-place relu_ at 0.86 x.
+    """
+    for buffer in case.buffers:
+        _relu._copy(buffer, buffer)
+    _relu._copy(case.x, case.out)  # last, so that every variant finds the input equally cached
     variant.prepare()
     if not variant.inplace:
         call = variant.call
@@ -345,13 +366,19 @@ def calibrate_reps(case: Case, target_seconds: float) -> int:
 
 
 def measure_case(variants: list[Variant], case: Case, rounds: int, reps: int, gap: float) -> dict:
-    """Interleaved rounds after a warm-up; per variant the seconds of every round."""
+    """Interleaved rounds after a warm-up; per variant the seconds of every round.
+
+    Each round runs the variants in a new (seeded) random order: a variant is slowed a little
+    by what the one before it left in the caches, so no variant may always follow the same one.
+    """
     for variant in variants:  # warm-up: page faults, lazy thread pools, caches
         time_batch(variant, case, min(reps, 3), gap)
     times: dict[int, list[float]] = {id(v): [] for v in variants}
-    for round_index in range(rounds):
-        shift = round_index % len(variants)
-        for variant in variants[shift:] + variants[:shift]:
+    order = list(variants)
+    shuffler = random.Random(len(variants) * 1000 + reps)
+    for _ in range(rounds):
+        shuffler.shuffle(order)
+        for variant in order:
             times[id(variant)].append(time_batch(variant, case, reps, gap))
     return times
 
@@ -810,7 +837,29 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the benchmark from the command line; return the exit status."""
+    """Run the benchmark from the command line; return the exit status.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        The arguments (default: ``sys.argv[1:]``); ``--help`` lists them.
+
+    Returns
+    -------
+    int
+        0 on success, 2 for bad arguments or a ``--replot`` file that is not a benchmark's.
+
+    Examples
+    --------
+    A one-type smoke run without plot or JSON (prints its tables):
+
+    >>> from onnx_relu.bench import main
+    >>> main(["--quick", "--types", "int8", "--sizes", "6", "--threads", "1", "--peers",
+    ...       "--no-plot", "--json", ""])  # doctest: +ELLIPSIS
+    <BLANKLINE>
+    int8 - GB/s ...
+    0
+    """
     parser = build_parser()
     try:
         args = parser.parse_args(sys.argv[1:] if argv is None else list(argv))
