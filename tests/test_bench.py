@@ -152,3 +152,22 @@ def test_docstring_examples_run(module_name):
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0 and result.failed == 0
     assert onnx_relu.get_num_threads() == before
+
+
+def test_onnx_relu_bench_subcommand_runs_the_harness(tmp_path):
+    script = str(__import__("pathlib").Path(sys.executable).with_name("onnx-relu"))
+    done = subprocess.run(
+        [script, "bench", "--quick", "--types", "int16", "--sizes", "6", "--threads", "1",
+         "--peers", "--no-plot", "--json", str(tmp_path / "b.json")],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "int16 - GB/s" in done.stdout
+    assert json.loads((tmp_path / "b.json").read_text())["schema"] == bench.SCHEMA
+    shown = subprocess.run([script, "bench", "--help"], capture_output=True, text=True, timeout=60)
+    assert shown.returncode == 0 and shown.stdout.startswith("usage: onnx-relu bench")
+    wrong = subprocess.run([script, "bench", "--types", "uint8"], capture_output=True, text=True,
+                           timeout=60)
+    assert wrong.returncode == 2 and "usage: onnx-relu bench" in wrong.stderr
+    listed = subprocess.run([script, "--help"], capture_output=True, text=True, timeout=60)
+    assert "bench" in listed.stdout

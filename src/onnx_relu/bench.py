@@ -802,9 +802,9 @@ def plot_results(results: dict, path: str) -> None:
 # ----------------------------------------------------------------------------------------------
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(prog: str = "python -m onnx_relu.bench") -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m onnx_relu.bench",
+        prog=prog,
         description="Benchmark onnx-relu against a copy ceiling, numpy, onnxruntime and torch "
         "(each where installed): GB/s tables, ratios, JSON and a PNG.",
     )
@@ -836,13 +836,15 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, prog: str = "python -m onnx_relu.bench") -> int:
     """Run the benchmark from the command line; return the exit status.
 
     Parameters
     ----------
     argv : list of str, optional
         The arguments (default: ``sys.argv[1:]``); ``--help`` lists them.
+    prog : str, optional
+        The program name shown in help and usage messages (``onnx-relu bench`` from the CLI).
 
     Returns
     -------
@@ -860,7 +862,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     int8 - GB/s ...
     0
     """
-    parser = build_parser()
+    parser = build_parser(prog)
     try:
         args = parser.parse_args(sys.argv[1:] if argv is None else list(argv))
     except SystemExit as exc:  # --help, usage errors

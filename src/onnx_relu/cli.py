@@ -42,6 +42,7 @@ examples:
   {PROG} run model.onnx -i X=x.npy -o out/   run a Relu model on tensor files
   {PROG} check model.onnx                 judge every Relu node of any model (exit 1: findings)
   {PROG} legalize model.onnx fixed.onnx   make onnxruntime run every Relu (bfloat16, int16...)
+  {PROG} bench --skip-largest             throughput against the copy ceiling and the peers
 
 exit status: 0 success, 1 failure (a check failed or the job could not be done),
 2 usage error (bad arguments or input files), 128+N stopped by signal N (130: Ctrl-C).
@@ -561,6 +562,25 @@ def _run_legalize(args: argparse.Namespace) -> int:
                         after_failure="; OUT left unchanged")
 
 
+# --- bench ---------------------------------------------------------------------------------
+
+
+def _add_bench_command(commands: argparse._SubParsersAction) -> None:
+    # Listed here for --help; main() hands everything after "bench" to the harness's own parser.
+    commands.add_parser(
+        "bench",
+        help="benchmark onnx-relu against a copy ceiling, numpy, onnxruntime and torch "
+        "(`onnx-relu bench --help`)",
+        add_help=False,
+    )
+
+
+def _run_bench(argv: list[str]) -> int:
+    from .bench import main as bench_main
+
+    return bench_main(argv, prog=f"{PROG} bench")
+
+
 # --- the command ---------------------------------------------------------------------------
 
 #: One entry per subcommand; each adds its parser and sets ``handler``.
@@ -570,6 +590,7 @@ _COMMANDS: tuple[Callable[[argparse._SubParsersAction], None], ...] = (
     _add_run_command,
     _add_check_command,
     _add_legalize_command,
+    _add_bench_command,
 )
 
 
@@ -591,9 +612,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the command with ``argv`` (default: ``sys.argv[1:]``); return the exit status."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["bench"]:
+        return _run_bench(argv[1:])
     parser = build_parser()
     try:
-        args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+        args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse exits on --help, --version and usage errors
         return exc.code if isinstance(exc.code, int) else EXIT_USAGE
     handler: Callable[[argparse.Namespace], int] = getattr(args, "handler", _run_demo)
