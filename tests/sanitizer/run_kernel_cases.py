@@ -35,7 +35,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -279,6 +279,30 @@ def run_case(case: Case, pools: Pools, dtype: np.dtype, tally: Tally, where: tup
 
 
 @contextmanager
+def kernel_tuning(**settings):
+    """Run with the kernel's thresholds lowered (``_relu._set_tuning``), so that small arrays
+    take the threaded and streaming-store paths too; restored afterwards."""
+    from onnx_relu import _relu
+
+    previous = _relu._set_tuning(**settings)
+    try:
+        yield
+    finally:
+        _relu._set_tuning(**{key: previous[key] for key in settings})
+
+
+def streaming_isas() -> list[str]:
+    """The streaming-store code paths this CPU can run, best first ("none": plain stores)."""
+    from onnx_relu import _relu
+
+    tuning = getattr(_relu, "_tuning", None)
+    if tuning is None:
+        return []
+    order = ["avx512", "avx2", "sse2", "none"]
+    return order[order.index(tuning()["best_nt_isa"]):]
+
+
+@contextmanager
 def kernel_threads(count: int | None):
     """Run with ``count`` kernel threads if the build can set it (after the threading work)."""
     setter = getattr(onnx_relu, "set_num_threads", None)
@@ -404,16 +428,24 @@ def main(argv: list[str] | None = None) -> int:
         ("1 thread, small", 1 if threads_settable else None, SMALL_SIZES, OFFSETS),
         ("1 thread, large", 1 if threads_settable else None, large_sizes, SPARSE_OFFSETS),
     ]
+    tunings: dict[str, dict] = {}
     if threads_settable:
         for count in thread_counts:
             phases.append((f"{count} threads", count, [*SMALL_SIZES, *large_sizes], SPARSE_OFFSETS))
+        # Thresholds lowered to 0 and chunks to 64 bytes: every small size is split across the
+        # pool and written with streaming stores, once per streaming code path of this CPU.
+        for isa in streaming_isas():
+            phase = f"2 threads, streaming {isa}, thresholds 0"
+            phases.append((phase, 2, SMALL_SIZES, SPARSE_OFFSETS))
+            tunings[phase] = dict(parallel_threshold=0, nt_threshold=0, min_chunk=64, nt_isa=isa)
     else:
         print("kernel threads: this build has no onnx_relu.set_num_threads; threaded phases skipped")
 
     t0 = time.perf_counter()
     for phase, count, sizes, offsets in phases:
         t = time.perf_counter()
-        with kernel_threads(count):
+        tuning = kernel_tuning(**tunings[phase]) if phase in tunings else nullcontext()
+        with kernel_threads(count), tuning:
             ran = sweep(phase, sizes, offsets, layouts, pools, tally, args.max_failures)
         print(f"{phase}: {ran} cases ({len(layouts)} layouts x {len(ALL_RELU_DTYPES)} types x"
               f" {len(sizes)} sizes x {len(offsets)} offsets) in {time.perf_counter() - t:.1f} s")
