@@ -209,6 +209,8 @@ def _check_readable(path: str, what: str, *, folder: bool = False) -> None:
 
 def _check_writable_destination(path: str) -> None:
     folder = os.path.dirname(os.path.abspath(path))
+    if os.path.exists(folder) and not os.path.isdir(folder):
+        raise UsageError(f"cannot write OUT {path!r}: {folder!r} is a file, not a folder")
     if not os.path.isdir(folder):
         raise UsageError(f"cannot write OUT {path!r}: the folder {folder!r} does not exist")
     if not os.access(folder, os.W_OK | os.X_OK):
