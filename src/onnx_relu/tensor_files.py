@@ -120,7 +120,9 @@ def _descr_dtype(descr: object, name: str) -> np.dtype:
         return _BFLOAT16
     try:
         return np.lib.format.descr_to_dtype(descr)
-    except (TypeError, ValueError) as exc:
+    # numpy's ways of saying "not a dtype": TypeError, ValueError, and SyntaxError for
+    # malformed comma strings such as ',i2' or 'i4,(' (found by the .npy fuzz target).
+    except (TypeError, ValueError, SyntaxError) as exc:
         raise InvalidTensorFileError(
             f"{name}: the .npy header names no valid dtype ({descr!r}: {exc})"
         ) from None
