@@ -8,10 +8,11 @@ Profiles (chosen with the environment variable ``HYPOTHESIS_PROFILE``, default `
   ``HYPOTHESIS_PROFILE=thorough .venv/bin/python -m pytest tests/test_fuzz.py -q``.
 
 A fuzz target is a test decorated with ``@fuzz_settings(weight)``: ``weight`` scales the
-profile's example count for targets that are cheaper or dearer per example. To add a target
-(the file readers and the model checker after the merge), write a ``test_fuzz_<thing>`` with
-``@fuzz_settings()`` and ``@given(...)``, calling the public function on the drawn input and
-accepting only the exceptions that docs/reliability.md documents for it.
+profile's example count for targets that are cheaper or dearer per example. To add a target,
+write a ``test_fuzz_<thing>`` with ``@fuzz_settings()`` and ``@given(...)``, calling the public
+function on the drawn input and accepting only the exceptions that docs/reliability.md
+documents for it. Files are drawn as random bytes or as valid files mutated by
+:func:`mutated_bytes`.
 """
 
 from __future__ import annotations
@@ -132,3 +133,32 @@ def arrays_any_layout(draw: st.DrawFn, dtype_strategy=None, max_side: int = 9, m
 def bits_of(a: np.ndarray) -> np.ndarray:
     """Bit patterns of an allowed-type array (any byte order), for exact comparison."""
     return as_bits(np.asarray(a))
+
+
+# ---------------------------------------------------------------------------------------------
+# Mutated files
+# ---------------------------------------------------------------------------------------------
+
+
+@st.composite
+def mutated_bytes(draw: st.DrawFn, seeds: list[bytes]) -> bytes:
+    """A valid file from ``seeds`` after 1-4 mutations: bit flips, byte overwrites, truncation,
+    splices with another seed, insertions and deletions."""
+    data = bytearray(draw(st.sampled_from(seeds)))
+    for _ in range(draw(st.integers(1, 4))):
+        kind = draw(st.sampled_from(["flip", "flip", "byte", "truncate", "splice", "insert", "delete"]))
+        position = draw(st.integers(0, len(data)))
+        if kind == "flip" and position < len(data):
+            data[position] ^= 1 << draw(st.integers(0, 7))
+        elif kind == "byte" and position < len(data):
+            data[position] = draw(st.sampled_from([0x00, 0xFF, 0x7F, 0x80, 0x01, draw(st.integers(0, 255))]))
+        elif kind == "truncate":
+            del data[position:]
+        elif kind == "splice":
+            other = draw(st.sampled_from(seeds))
+            data[position:] = other[draw(st.integers(0, len(other))):]
+        elif kind == "insert":
+            data[position:position] = draw(st.binary(min_size=1, max_size=8))
+        elif kind == "delete":
+            del data[position:position + draw(st.integers(1, 8))]
+    return bytes(data)

@@ -557,6 +557,34 @@ def test_error_hierarchy():
         assert getattr(onnx_relu, cls.__name__) is cls
 
 
+def test_documented_hierarchy_matches_the_error_classes():
+    """Every class of onnx_relu.errors is in the hierarchy of docs/reliability.md, under the
+    parent and with the built-in bases the document gives it, and nothing else is."""
+    import builtins
+
+    import onnx_relu.errors as errors
+
+    doc = Path(__file__).resolve().parent.parent / "docs" / "reliability.md"
+    block = doc.read_text(encoding="utf-8").split("## Exceptions", 1)[1].split("```", 2)[1]
+    documented = {}
+    parents = {0: Exception}
+    for line in block.splitlines():
+        match = re.search(r"(\w+Error)\s+(?:\(also ([^)]*)\))?", line)
+        if not match:
+            continue
+        depth = line.index(match.group(1))
+        cls = getattr(errors, match.group(1))
+        parent = parents[max(d for d in parents if d < depth)]
+        parents = {d: c for d, c in parents.items() if d < depth} | {depth: cls}
+        bases = re.findall(r"[A-Z]\w+", match.group(2) or "")
+        documented[cls] = (parent, bases)
+    assert set(documented) == {getattr(errors, name) for name in errors.__all__}
+    for cls, (parent, bases) in documented.items():
+        assert issubclass(cls, parent), f"{cls.__name__} is documented under {parent.__name__}"
+        for name in bases:
+            assert issubclass(cls, getattr(builtins, name)), f"{cls.__name__} is no {name}"
+
+
 def test_every_row_of_the_reliability_table_names_an_existing_test():
     doc = Path(__file__).resolve().parent.parent / "docs" / "reliability.md"
     text = doc.read_text(encoding="utf-8")

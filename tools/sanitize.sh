@@ -41,6 +41,15 @@ if [ ! -e "$asan_rt" ]; then
   exit 2
 fi
 echo "sanitize: ASan runtime $asan_rt"
+# libstdc++ is preloaded right after it: ASan resolves the real __cxa_throw when it starts, and
+# Python does not link libstdc++, so a C++ exception thrown later by an extension (onnx's shape
+# inference refusing a malformed model, as the model fuzz targets make it do) would otherwise
+# abort in ASan's interceptor ("CHECK failed: ... real___cxa_throw").
+preload="$asan_rt"
+stdcxx=$("$CC" -print-file-name=libstdc++.so.6)
+if [ -e "$stdcxx" ]; then
+  preload="$asan_rt $stdcxx"
+fi
 
 # detect_leaks=0: CPython and numpy keep allocations alive until exit by design; leaks of the
 # kernel are measured by tests/test_leaks.py instead. allocator_may_return_null=1: a huge
@@ -48,7 +57,7 @@ echo "sanitize: ASan runtime $asan_rt"
 # table has such a row).
 # Only the Python processes get the runtime (not tee or grep).
 sanitized=(env
-  LD_PRELOAD="$asan_rt"
+  LD_PRELOAD="$preload"
   ASAN_OPTIONS="detect_leaks=0:abort_on_error=1:allocator_may_return_null=1:detect_stack_use_after_return=1:check_initialization_order=1:strict_string_checks=1"
   UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
   PYTHONPATH="$site"

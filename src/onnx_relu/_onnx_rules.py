@@ -218,10 +218,14 @@ def _load_external_data(model: onnx.ModelProto, base_dir: str, source: str) -> N
     """Read initializers stored beside the model file (as onnx.load does)."""
     from onnx.external_data_helper import load_external_data_for_model, uses_external_data
 
+    from onnx.checker import ValidationError
+
     if any(uses_external_data(tensor) for tensor in model.graph.initializer):
         try:
             load_external_data_for_model(model, base_dir)
-        except (OSError, ValueError) as error:
+        # onnx raises ValidationError (not a ValueError) for a location that is missing, not a
+        # regular file, absolute or outside the model's folder.
+        except (OSError, ValueError, ValidationError) as error:
             raise InvalidModelError(
                 f"{source}: its external tensor data cannot be read: {error}"
             ) from error

@@ -144,7 +144,7 @@ class OnnxReluBackendRep(BackendRep):
         types: dict[str, str | None] = {}
         self._initializers: dict[str, np.ndarray] = {}
         for tensor in graph.initializer:
-            self._initializers[tensor.name] = numpy_helper.to_array(tensor)
+            self._initializers[tensor.name] = _initializer_values(tensor)
             types[tensor.name] = onnx_type_of_elem_type(tensor.data_type)
 
         feedable = []
@@ -287,6 +287,28 @@ class OnnxReluBackendRep(BackendRep):
         results = [values[name] if name in produced else np.array(values[name], copy=True)
                    for name in self.output_names]
         return namedtupledict("Outputs", self.output_names)(*results)
+
+
+def _initializer_values(tensor: onnx.TensorProto) -> np.ndarray:
+    """An initializer's values; InvalidModelError if its data cannot be decoded."""
+    from onnx.external_data_helper import uses_external_data
+
+    if uses_external_data(tensor):
+        # load_model reads external data beside a model file; here it was not read (a model
+        # given as bytes or as a ModelProto loaded without it). Resolving the location against
+        # the current folder would read whatever file happens to be there.
+        raise InvalidModelError(
+            f"initializer {tensor.name!r} keeps its data in an external file that was not"
+            " loaded: give the model as a path (its external data is read from the model's"
+            " folder) or load it with onnx.load(path)"
+        )
+    try:
+        return numpy_helper.to_array(tensor)
+    except Exception as error:  # ValueError, TypeError, KeyError... from onnx's decoder
+        raise InvalidModelError(
+            f"initializer {tensor.name!r} cannot be decoded ({type(error).__name__}: {error});"
+            " the model is corrupt"
+        ) from None
 
 
 def _type_name_of(dtype: np.dtype) -> str:

@@ -210,6 +210,8 @@ def _check_readable(path: str, what: str, *, folder: bool = False) -> None:
 
 def _check_writable_destination(path: str) -> None:
     folder = os.path.dirname(os.path.abspath(path))
+    if os.path.exists(folder) and not os.path.isdir(folder):
+        raise UsageError(f"cannot write OUT {path!r}: {folder!r} is a file, not a folder")
     if not os.path.isdir(folder):
         raise UsageError(f"cannot write OUT {path!r}: the folder {folder!r} does not exist")
     if not os.access(folder, os.W_OK | os.X_OK):
@@ -419,6 +421,20 @@ def _parse_run_inputs(entries: list[str], required: list[str]) -> dict[str, str]
     return files
 
 
+def _check_output_folder(path: str) -> None:
+    """-o DIR can be created, or is a writable folder: checked before the model runs."""
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise UsageError(f"-o {path!r} exists and is not a folder")
+    # The nearest part of the path that exists must be a folder we may create entries in.
+    existing = os.path.abspath(path)
+    while not os.path.exists(existing):
+        existing = os.path.dirname(existing)
+    if not os.path.isdir(existing):
+        raise UsageError(f"-o {path!r}: {existing!r} is a file, not a folder")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise UsageError(f"-o {path!r}: the folder {existing!r} is not writable")
+
+
 def _run_model_files(args: argparse.Namespace) -> list[str]:
     from .backend import prepare
     from .tensor_files import read_tensor, write_tensor
@@ -429,8 +445,7 @@ def _run_model_files(args: argparse.Namespace) -> list[str]:
     files = _parse_run_inputs(args.inputs, required)
     for path in files.values():
         _check_readable(path, "input file")
-    if os.path.exists(args.output_dir) and not os.path.isdir(args.output_dir):
-        raise UsageError(f"-o {args.output_dir!r} exists and is not a folder")
+    _check_output_folder(args.output_dir)
     feeds = {name: read_tensor(path) for name, path in files.items()}
     with _thread_limit(args.threads):
         outputs = rep.run(feeds)

@@ -170,7 +170,15 @@ def inferred_model(model: onnx.ModelProto) -> onnx.ModelProto:
         return shape_inference.infer_shapes(
             model, check_type=False, strict_mode=False, data_prop=False
         )
-    except (shape_inference.InferenceError, onnx.checker.ValidationError, RuntimeError):
+    except (
+        shape_inference.InferenceError,
+        onnx.checker.ValidationError,
+        RuntimeError,
+        # onnx's C++ inference raises these (std::invalid_argument, std::out_of_range) for
+        # malformed protos, e.g. "Invalid tensor data type 74." for an unknown element type.
+        ValueError,
+        IndexError,
+    ):
         # Inference gave up on the whole model: judge with the declared types only (every
         # value without one is then reported as not inferable, never guessed).
         return model

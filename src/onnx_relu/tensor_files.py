@@ -54,6 +54,8 @@ _BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
 _BFLOAT16_NPY_DESCR = "<V2"  # what numpy.save writes for ml_dtypes.bfloat16
 _NPY_MAGIC = b"\x93NUMPY"
 _MAX_NPY_HEADER = 10_000  # numpy's own limit for literal_eval of a header
+_MAX_NDIM = 64  # NPY_MAXDIMS of numpy 2
+_MAX_ARRAY_BYTES = np.iinfo(np.intp).max  # numpy refuses larger arrays, even empty ones
 
 
 def tensor_format(path: str | os.PathLike[str]) -> str:
@@ -118,10 +120,34 @@ def _descr_dtype(descr: object, name: str) -> np.dtype:
         return _BFLOAT16
     try:
         return np.lib.format.descr_to_dtype(descr)
-    except (TypeError, ValueError) as exc:
+    # numpy's ways of saying "not a dtype": TypeError, ValueError, and SyntaxError for
+    # malformed comma strings such as ',i2' or 'i4,(' (found by the .npy fuzz target).
+    except (TypeError, ValueError, SyntaxError) as exc:
         raise InvalidTensorFileError(
             f"{name}: the .npy header names no valid dtype ({descr!r}: {exc})"
         ) from None
+
+
+def _check_array_size(shape: tuple[int, ...], dtype: np.dtype, name: str) -> None:
+    """Refuse shapes no numpy array can have, before numpy refuses them with a bare ValueError.
+
+    An empty shape such as (2**62, 2**62, 0) needs no data bytes, so the truncation check
+    passes it; numpy still refuses to create it (its extents multiply past the address space).
+    """
+    if len(shape) > _MAX_NDIM:
+        raise InvalidTensorFileError(
+            f"{name}: the .npy header's shape has {len(shape)} dimensions; numpy arrays have at"
+            f" most {_MAX_NDIM}"
+        )
+    nbytes = max(dtype.itemsize, 1)
+    for extent in shape:
+        nbytes *= extent or 1  # numpy multiplies the non-zero extents: so do we
+    if nbytes > _MAX_ARRAY_BYTES:
+        raise InvalidTensorFileError(
+            f"{name}: the .npy header's shape {shape} of {dtype.name} spans more than"
+            f" {_MAX_ARRAY_BYTES} bytes (the element count overflows), which no array can"
+            " hold; the file is corrupt"
+        )
 
 
 def read_npy_header(file: BinaryIO, name: str = "the file") -> NpyHeader:
@@ -134,7 +160,9 @@ def read_npy_header(file: BinaryIO, name: str = "the file") -> NpyHeader:
     ------
     InvalidTensorFileError
         empty file, no ``.npy`` magic string, unknown format version, malformed or oversized
-        header, a dtype holding Python objects (pickled), or truncated data.
+        header, a dtype holding Python objects (pickled), a subarray dtype, a shape no numpy
+        array can have (more than 64 dimensions, an element count that overflows), or
+        truncated data.
     """
     start = file.read(8)
     if not start:
@@ -190,6 +218,15 @@ def read_npy_header(file: BinaryIO, name: str = "the file") -> NpyHeader:
             f"{name} holds Python objects stored with pickle; onnx-relu never unpickles a file"
             " (unpickling can run arbitrary code)"
         )
+    if dtype.subdtype is not None:
+        # A descr such as ('<f4', (2,)): numpy.save never writes one, and numpy.load cannot
+        # read one back (it counts the elements of the base type against the shape). Refused,
+        # so that read_tensor and `apply` never disagree about what such a file holds.
+        raise InvalidTensorFileError(
+            f"{name}: the .npy header's dtype {header['descr']!r} is a subarray type, which"
+            " numpy.save never writes; store the array with its full shape instead"
+        )
+    _check_array_size(shape, dtype, name)
     result = NpyHeader(shape, dtype, fortran_order, file.tell())
     try:
         file_size = os.fstat(file.fileno()).st_size
