@@ -579,6 +579,8 @@ def test_documented_hierarchy_matches_the_error_classes():
         bases = re.findall(r"[A-Z]\w+", match.group(2) or "")
         documented[cls] = (parent, bases)
     assert set(documented) == {getattr(errors, name) for name in errors.__all__}
+    for name in errors.__all__:  # every class is exported from the package too
+        assert getattr(onnx_relu, name) is getattr(errors, name)
     for cls, (parent, bases) in documented.items():
         assert issubclass(cls, parent), f"{cls.__name__} is documented under {parent.__name__}"
         for name in bases:

@@ -8,12 +8,17 @@ unchanged, +0 everywhere else. ``relu_ufunc`` is the underlying NumPy ufunc.
 from ._api import check_dtype, relu, relu_ufunc
 from ._threads import _configure_from_environment, get_num_threads, num_threads, set_num_threads
 from .errors import (
+    InputTypeMismatchError,
+    InvalidModelError,
     InvalidOpsetError,
     InvalidOutputError,
     InvalidTensorFileError,
+    LegalizationError,
+    ModelInputError,
     OnnxReluError,
     ThreadCountError,
     UnsupportedFileFormatError,
+    UnsupportedOperatorError,
     UnsupportedTypeError,
 )
 from .tensor_files import read_tensor, write_tensor
@@ -44,6 +49,11 @@ __all__ = [
     "InvalidOpsetError",
     "InvalidOutputError",
     "ThreadCountError",
+    "InvalidModelError",
+    "UnsupportedOperatorError",
+    "ModelInputError",
+    "InputTypeMismatchError",
+    "LegalizationError",
     "__version__",
 ]
 
