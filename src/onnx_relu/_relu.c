@@ -96,6 +96,20 @@ typedef int64_t RELU_ELEMENT_ATTRS relu_i64;
 #define RELU_F32_NEG_INF ((int32_t)INT32_C(-8388608))          /* 0xFF800000 */
 #define RELU_F64_NEG_INF ((int64_t)INT64_C(-4503599627370496)) /* 0xFFF0000000000000 */
 
+/*
+ * The eight types, listed once; every per-type definition and table below is generated from it.
+ * X(name, element type for any address, plain integer type, bytes, threshold of the compare)
+ */
+#define RELU_FOR_EACH_TYPE(X)                                                                  \
+    X(int8, relu_i8, int8_t, 1, 0)                                                             \
+    X(int16, relu_i16, int16_t, 2, 0)                                                          \
+    X(int32, relu_i32, int32_t, 4, 0)                                                          \
+    X(int64, relu_i64, int64_t, 8, 0)                                                          \
+    X(float16, relu_i16, int16_t, 2, RELU_F16_NEG_INF)                                         \
+    X(bfloat16, relu_i16, int16_t, 2, RELU_BF16_NEG_INF)                                       \
+    X(float32, relu_i32, int32_t, 4, RELU_F32_NEG_INF)                                         \
+    X(float64, relu_i64, int64_t, 8, RELU_F64_NEG_INF)
+
 /* Run-time dispatch between ISA levels, where the toolchain and the C library support it. */
 #if defined(__x86_64__) && defined(__GLIBC__) && defined(__has_attribute)
 #if __has_attribute(target_clones)
@@ -202,14 +216,9 @@ static const char *const relu_isa_names[RELU_ISA_COUNT] = {"none", "sse2", "avx2
         }                                                                                      \
     }
 
-RELU_DEFINE_BLOCK(int8, relu_i8, 0)
-RELU_DEFINE_BLOCK(int16, relu_i16, 0)
-RELU_DEFINE_BLOCK(int32, relu_i32, 0)
-RELU_DEFINE_BLOCK(int64, relu_i64, 0)
-RELU_DEFINE_BLOCK(float16, relu_i16, RELU_F16_NEG_INF)
-RELU_DEFINE_BLOCK(bfloat16, relu_i16, RELU_BF16_NEG_INF)
-RELU_DEFINE_BLOCK(float32, relu_i32, RELU_F32_NEG_INF)
-RELU_DEFINE_BLOCK(float64, relu_i64, RELU_F64_NEG_INF)
+#define RELU_BLOCK_OF(name, unaligned_t, int_t, size, threshold)                               \
+    RELU_DEFINE_BLOCK(name, unaligned_t, threshold)
+RELU_FOR_EACH_TYPE(RELU_BLOCK_OF)
 
 /*
  * The copy used by the benchmark harness as its ceiling (_relu._copy): the same structure as a
@@ -325,14 +334,8 @@ typedef void (*relu_nt_fn)(const char *, char *, npy_intp);
 #define RELU_DEFINE_NT(name, int_t, threshold)                                                 \
     RELU_DEFINE_NT_OP(name, relu_tail_##name, int_t, threshold, RELU_OP_RELU)
 
-RELU_DEFINE_NT(int8, int8_t, 0)
-RELU_DEFINE_NT(int16, int16_t, 0)
-RELU_DEFINE_NT(int32, int32_t, 0)
-RELU_DEFINE_NT(int64, int64_t, 0)
-RELU_DEFINE_NT(float16, int16_t, RELU_F16_NEG_INF)
-RELU_DEFINE_NT(bfloat16, int16_t, RELU_BF16_NEG_INF)
-RELU_DEFINE_NT(float32, int32_t, RELU_F32_NEG_INF)
-RELU_DEFINE_NT(float64, int64_t, RELU_F64_NEG_INF)
+#define RELU_NT_OF(name, unaligned_t, int_t, size, threshold) RELU_DEFINE_NT(name, int_t, threshold)
+RELU_FOR_EACH_TYPE(RELU_NT_OF)
 /* The harness's ceiling: the same loops with no compare. */
 RELU_DEFINE_NT_OP(copy, relu_tail_copy, int8_t, 0, RELU_OP_COPY)
 
@@ -382,19 +385,12 @@ typedef struct {
     relu_nt_fn nt[RELU_ISA_COUNT];
 } relu_kernel;
 
-enum {
-    RELU_K_INT8, RELU_K_INT16, RELU_K_INT32, RELU_K_INT64,
-    RELU_K_FLOAT16, RELU_K_BFLOAT16, RELU_K_FLOAT32, RELU_K_FLOAT64, RELU_K_COPY, RELU_K_COUNT
-};
+#define RELU_INDEX_OF(name, unaligned_t, int_t, size, threshold) RELU_K_##name,
+enum { RELU_FOR_EACH_TYPE(RELU_INDEX_OF) RELU_K_COPY, RELU_K_COUNT };
+#define RELU_KERNEL_OF(name, unaligned_t, int_t, size, threshold)                              \
+    [RELU_K_##name] = {size, relu_block_##name, RELU_NT_TABLE(name)},
 static const relu_kernel relu_kernels[RELU_K_COUNT] = {
-    [RELU_K_INT8] = {1, relu_block_int8, RELU_NT_TABLE(int8)},
-    [RELU_K_INT16] = {2, relu_block_int16, RELU_NT_TABLE(int16)},
-    [RELU_K_INT32] = {4, relu_block_int32, RELU_NT_TABLE(int32)},
-    [RELU_K_INT64] = {8, relu_block_int64, RELU_NT_TABLE(int64)},
-    [RELU_K_FLOAT16] = {2, relu_block_float16, RELU_NT_TABLE(float16)},
-    [RELU_K_BFLOAT16] = {2, relu_block_bfloat16, RELU_NT_TABLE(bfloat16)},
-    [RELU_K_FLOAT32] = {4, relu_block_float32, RELU_NT_TABLE(float32)},
-    [RELU_K_FLOAT64] = {8, relu_block_float64, RELU_NT_TABLE(float64)},
+    RELU_FOR_EACH_TYPE(RELU_KERNEL_OF)
     [RELU_K_COPY] = {1, relu_block_copy, RELU_NT_TABLE(copy)},
 };
 
@@ -808,24 +804,17 @@ relu_run(const relu_kernel *kernel, const char *in, char *out, npy_intp n, npy_i
 }
 
 /* The ArrayMethod strided loop: one per type, each a thin shim over relu_run. */
-#define RELU_DEFINE_LOOP(name, index)                                                          \
+#define RELU_DEFINE_LOOP(name, unaligned_t, int_t, size, threshold)                            \
     static int relu_loop_##name(PyArrayMethod_Context *NPY_UNUSED(context),                   \
                                 char *const data[], npy_intp const dimensions[],               \
                                 npy_intp const strides[], NpyAuxData *NPY_UNUSED(auxdata))     \
     {                                                                                          \
-        relu_run(&relu_kernels[index], data[0], data[1], dimensions[0], strides[0],            \
+        relu_run(&relu_kernels[RELU_K_##name], data[0], data[1], dimensions[0], strides[0],    \
                  strides[1], RELU_STORES_AUTO);                                                \
         return 0;                                                                              \
     }
 
-RELU_DEFINE_LOOP(int8, RELU_K_INT8)
-RELU_DEFINE_LOOP(int16, RELU_K_INT16)
-RELU_DEFINE_LOOP(int32, RELU_K_INT32)
-RELU_DEFINE_LOOP(int64, RELU_K_INT64)
-RELU_DEFINE_LOOP(float16, RELU_K_FLOAT16)
-RELU_DEFINE_LOOP(bfloat16, RELU_K_BFLOAT16)
-RELU_DEFINE_LOOP(float32, RELU_K_FLOAT32)
-RELU_DEFINE_LOOP(float64, RELU_K_FLOAT64)
+RELU_FOR_EACH_TYPE(RELU_DEFINE_LOOP)
 
 /* ------------------------------------------------------------------------------------------ */
 /* Loop tables                                                                                 */
