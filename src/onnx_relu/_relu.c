@@ -188,24 +188,6 @@ static const char *const relu_isa_names[RELU_ISA_COUNT] = {"none", "sse2", "avx2
  * run of streaming stores; it is inlined into the ISA-specific functions below.
  */
 #define RELU_DEFINE_BLOCK(name, elem_t, threshold)                                             \
-    RELU_DISPATCH static void relu_block_##name(const char *in, char *out, npy_intp n,         \
-                                                npy_intp in_stride, npy_intp out_stride)       \
-    {                                                                                          \
-        if (in_stride == (npy_intp)sizeof(elem_t) && out_stride == (npy_intp)sizeof(elem_t)) { \
-            const elem_t *src = (const elem_t *)in;                                            \
-            elem_t *dst = (elem_t *)out;                                                       \
-            for (npy_intp i = 0; i < n; i++) {                                                 \
-                const elem_t v = src[i];                                                       \
-                dst[i] = (v > (threshold)) ? v : (elem_t)0;                                    \
-            }                                                                                  \
-        }                                                                                      \
-        else {                                                                                 \
-            for (npy_intp i = 0; i < n; i++) {                                                 \
-                const elem_t v = *(const elem_t *)(in + i * in_stride);                        \
-                *(elem_t *)(out + i * out_stride) = (v > (threshold)) ? v : (elem_t)0;         \
-            }                                                                                  \
-        }                                                                                      \
-    }                                                                                          \
     static inline void relu_tail_##name(const char *in, char *out, npy_intp n)                \
     {                                                                                          \
         const elem_t *src = (const elem_t *)in;                                                \
@@ -213,6 +195,19 @@ static const char *const relu_isa_names[RELU_ISA_COUNT] = {"none", "sse2", "avx2
         for (npy_intp i = 0; i < n; i++) {                                                     \
             const elem_t v = src[i];                                                           \
             dst[i] = (v > (threshold)) ? v : (elem_t)0;                                        \
+        }                                                                                      \
+    }                                                                                          \
+    RELU_DISPATCH static void relu_block_##name(const char *in, char *out, npy_intp n,         \
+                                                npy_intp in_stride, npy_intp out_stride)       \
+    {                                                                                          \
+        if (in_stride == (npy_intp)sizeof(elem_t) && out_stride == (npy_intp)sizeof(elem_t)) { \
+            relu_tail_##name(in, out, n); /* inlined into each ISA clone, so vectorised */     \
+        }                                                                                      \
+        else {                                                                                 \
+            for (npy_intp i = 0; i < n; i++) {                                                 \
+                const elem_t v = *(const elem_t *)(in + i * in_stride);                        \
+                *(elem_t *)(out + i * out_stride) = (v > (threshold)) ? v : (elem_t)0;         \
+            }                                                                                  \
         }                                                                                      \
     }
 
