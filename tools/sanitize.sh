@@ -78,7 +78,7 @@ wait  # for tee
 "${sanitized[@]}" "$PY" -c "import onnx_relu, sys; sys.exit(not onnx_relu.__file__.startswith('$PWD/$site'))" \
   || fail "pytest would not import the sanitized build"
 set +e
-"${sanitized[@]}" "$PY" -m pytest -q -p no:cacheprovider tests/test_bad_inputs.py tests/test_fuzz.py \
+"${sanitized[@]}" "$PY" -m pytest -q -p no:cacheprovider tests/test_bad_inputs.py tests/test_fuzz.py tests/test_overlap.py \
   tests/test_concurrency.py > >(tee -a "$log") 2>&1
 status=$?
 set -e

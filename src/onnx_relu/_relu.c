@@ -771,6 +771,32 @@ typedef enum { RELU_STORES_AUTO, RELU_STORES_STREAMING, RELU_STORES_REGULAR } re
  * every line is in the cache already (just loaded), so a streaming store saves no
  * read-for-ownership and only forces an early eviction (measured: 0.6 x regular stores).
  */
+/*
+ * Whether the bytes of the output (n elements of `elsize` at `out`, `out_stride` apart) meet the
+ * bytes of the input anywhere, other than being the input itself (same address, same stride).
+ *
+ * NumPy makes no safety copy when the output starts before the input and a forward pass, one
+ * element after the other, is correct (relu(x[16:], out=x[:-16]), relu(x[::2][:n], out=x[:n])):
+ * then every element must be read before any element after it is written. Cutting the call into
+ * chunks run by several threads, or walking several pages side by side with streaming stores,
+ * breaks that order, so such calls run as one forward pass on the calling thread.
+ */
+static int
+relu_partial_overlap(const char *in, const char *out, npy_intp n, npy_intp in_stride,
+                     npy_intp out_stride, npy_intp elsize)
+{
+    if (n <= 0 || (in == out && in_stride == out_stride)) {
+        return 0;
+    }
+    const uintptr_t in_span = (uintptr_t)(n - 1) * (uintptr_t)(in_stride < 0 ? -in_stride : in_stride);
+    const uintptr_t out_span = (uintptr_t)(n - 1) * (uintptr_t)(out_stride < 0 ? -out_stride : out_stride);
+    const uintptr_t in_lo = (uintptr_t)in - (in_stride < 0 ? in_span : 0);
+    const uintptr_t out_lo = (uintptr_t)out - (out_stride < 0 ? out_span : 0);
+    const uintptr_t in_hi = in_lo + in_span + (uintptr_t)elsize;   /* one past the last byte */
+    const uintptr_t out_hi = out_lo + out_span + (uintptr_t)elsize;
+    return in_lo < out_hi && out_lo < in_hi;
+}
+
 static void
 relu_run(const relu_kernel *kernel, const char *in, char *out, npy_intp n, npy_intp in_stride,
          npy_intp out_stride, relu_stores stores)
@@ -779,6 +805,11 @@ relu_run(const relu_kernel *kernel, const char *in, char *out, npy_intp n, npy_i
     /* The common small call: one compare against each threshold, then the plain loop. */
     if (bytes < RELU_LOAD(relu_parallel_bytes) && bytes < RELU_LOAD(relu_nt_bytes) &&
         stores == RELU_STORES_AUTO) {
+        kernel->block(in, out, n, in_stride, out_stride);
+        return;
+    }
+    /* Overlapping operands (see relu_partial_overlap): one forward pass, regular stores. */
+    if (relu_partial_overlap(in, out, n, in_stride, out_stride, kernel->elsize)) {
         kernel->block(in, out, n, in_stride, out_stride);
         return;
     }
