@@ -11,7 +11,7 @@ import pytest
 from special_values import RELU_DTYPES, reference_relu, same_bits, special_values
 
 from onnx_relu import UnsupportedTypeError, read_tensor, write_tensor
-from onnx_relu.apply_files import relu_file
+from onnx_relu.files import relu_file
 
 TYPE_NAMES = sorted(RELU_DTYPES)
 

@@ -9,8 +9,8 @@ import stat
 
 import pytest
 
-from onnx_relu import _atomic
-from onnx_relu._atomic import TEMP_SUFFIX, atomic_directory, atomic_file
+from onnx_relu.files import _atomic
+from onnx_relu.files._atomic import TEMP_SUFFIX, atomic_directory, atomic_file
 
 
 def test_file_appears_only_when_complete(tmp_path):

@@ -32,7 +32,7 @@ from nothing_lost import (  # noqa: E402
 )
 from onnx_relu import relu  # noqa: E402
 from onnx_relu.errors import InvalidTensorFileError, UnsupportedTypeError  # noqa: E402
-from onnx_relu.tensor_files import read_tensor, write_tensor  # noqa: E402
+from onnx_relu.files import read_tensor, write_tensor  # noqa: E402
 from relu_oracle import as_bits, expected_relu, mixed_values  # noqa: E402
 
 PREVIOUS_OUT = b"the previous result, which a refusal must leave alone"
@@ -354,7 +354,7 @@ BIG = mixed_values(np.dtype(np.float32), 256 << 10, seed=1)  # 1 MiB of data
 WRITE_TENSOR_SCRIPT = """\
 import sys
 import numpy as np
-from onnx_relu.tensor_files import read_tensor, write_tensor
+from onnx_relu.files import read_tensor, write_tensor
 try:
     write_tensor(sys.argv[2], read_tensor(sys.argv[1]))
 except OSError as error:
@@ -403,7 +403,7 @@ def test_full_disk_apply_exits_1_and_leaves_out_unchanged(tmp_path, suffix):
 # has been rewritten: a Ctrl-C at a known point, with no race against the clock.
 INTERRUPT_AFTER_FIRST_WINDOW = """\
 import os, sys
-from onnx_relu import apply_files
+from onnx_relu.files import apply as apply_files
 from onnx_relu.cli import main
 
 signum = int(sys.argv[1])

@@ -27,7 +27,7 @@ from onnx_relu.errors import (  # noqa: E402
     ModelInputError,
     UnsupportedTypeError,
 )
-from onnx_relu.tensor_files import write_tensor  # noqa: E402
+from onnx_relu.files import write_tensor  # noqa: E402
 from relu_oracle import mixed_values  # noqa: E402
 
 PREVIOUS_OUT = b"the previous model, which a refusal must leave alone"

@@ -142,7 +142,7 @@ def test_python_dash_m_shows_help():
     assert "--skip-largest" in result.stdout and "--quick" in result.stdout
 
 
-@pytest.mark.parametrize("module_name", ["onnx_relu.bench", "onnx_relu._threads"])
+@pytest.mark.parametrize("module_name", ["onnx_relu.bench", "onnx_relu.tuning"])
 def test_docstring_examples_run(module_name):
     import doctest
     import importlib

@@ -16,8 +16,8 @@ from special_values import RELU_DTYPES, reference_relu, same_bits, special_value
 
 import onnx_relu
 from onnx_relu import read_tensor, write_tensor
-from onnx_relu._progress import progress_bar
-from onnx_relu.apply_files import relu_file
+from onnx_relu.cli._progress_bar import progress_bar
+from onnx_relu.files import relu_file
 
 SCRIPT = [str(Path(sys.executable).with_name("onnx-relu"))]
 MODULE = [sys.executable, "-m", "onnx_relu"]
@@ -73,7 +73,7 @@ def test_apply_npy_every_type(tmp_path, type_name):
 def test_apply_pb_every_type_keeps_the_tensor_name(tmp_path, type_name):
     # In this process through cli.main (the subprocess path is covered by the tests around).
     from onnx_relu.cli import main
-    from onnx_relu.tensor_files import read_pb_tensor
+    from onnx_relu.files.tensors import read_pb_tensor
 
     x = tensor(type_name)
     write_tensor(tmp_path / "input_0.pb", x, name="X")
@@ -146,7 +146,7 @@ USAGE_ERRORS = [
     (["apply", "--opset", "0", "x.npy", "y.npy"], "argument --opset: must be an integer >= 1",
      True),
     (["apply", "u8.npy", "y.npy"], "does not allow tensor(uint8)", True),
-    (["apply", "--in-place", "x.pb"], "--in-place needs a .npy file", True),
+    (["apply", "--in-place", "x.pb"], "in-place needs a .npy file", True),
     (["apply", "corrupt.pb", "y.npy"], "'corrupt.pb' is not a valid ONNX TensorProto", True),
     (["apply", "--frobnicate", "x.npy", "y.npy"], "unrecognized arguments: --frobnicate", True),
     (["apply", "sub", "y.npy"], "cannot tell the tensor format of 'sub'", False),
@@ -242,28 +242,15 @@ def test_no_progress_bar_when_quiet_off_a_terminal_or_without_tqdm(monkeypatch):
         assert progress is None
 
 
-def test_threads_use_num_threads_when_the_package_has_it(monkeypatch):
-    from onnx_relu import cli
+def test_threads_sets_the_kernels_thread_count_for_the_job():
+    from onnx_relu.cli._common import thread_limit
 
-    calls = []
-
-    class Limit:
-        def __init__(self, n):
-            calls.append(n)
-
-        def __enter__(self):
-            return self
-
-        def __exit__(self, *exc):
-            return False
-
-    monkeypatch.setattr(onnx_relu, "num_threads", Limit, raising=False)
-    with cli._thread_limit(3):
-        pass
-    monkeypatch.delattr(onnx_relu, "num_threads")
-    with cli._thread_limit(3):
-        pass
-    assert calls == [3]
+    before = onnx_relu.get_num_threads()
+    with thread_limit(3):
+        assert onnx_relu.get_num_threads() == 3
+    assert onnx_relu.get_num_threads() == before
+    with thread_limit(None):  # no --threads: the count stays as configured
+        assert onnx_relu.get_num_threads() == before
 
 
 def test_a_failing_disk_exits_1_and_leaves_out_unchanged(tmp_path, monkeypatch, capsys):

@@ -13,7 +13,7 @@ import pytest
 onnx = pytest.importorskip("onnx")  # `make test` installs onnx and onnxruntime
 from onnx import TensorProto, helper  # noqa: E402
 
-from onnx_relu.tensor_files import read_tensor, write_tensor  # noqa: E402
+from onnx_relu.files import read_tensor, write_tensor  # noqa: E402
 from relu_oracle import RELU_DTYPES, assert_relu_exact, special_bits  # noqa: E402
 
 SCRIPT = str(Path(sys.executable).with_name("onnx-relu"))
@@ -155,7 +155,7 @@ def test_check_unreadable_model_is_a_usage_error(tmp_path, content, message):
 @pytest.mark.parametrize("name", ["bfloat16", "int16", "int64", "float32", "float16"])
 def test_legalize_then_onnxruntime_runs_it(tmp_path, name, exact):
     pytest.importorskip("onnxruntime")
-    from onnx_relu.legalization import run_with_onnxruntime
+    from onnx_relu.onnx import run_with_onnxruntime
 
     dtype = dict(RELU_DTYPES)[name]
     model = chain_model(tmp_path / "m.onnx", name)

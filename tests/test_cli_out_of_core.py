@@ -25,7 +25,7 @@ import numpy as np
 import pytest
 from special_values import reference_relu, special_values
 
-from onnx_relu._atomic import TEMP_SUFFIX
+from onnx_relu.files import TEMP_SUFFIX
 
 SCRIPT = str(Path(sys.executable).with_name("onnx-relu"))
 FILE_BYTES = 512 << 20

@@ -1,15 +1,15 @@
 """Eight Python threads calling relu at once: every result bit-exact, shared inputs untouched.
 
-numpy releases the GIL around the loop above 500 elements, so large calls really overlap. When
-the build has kernel threads (``onnx_relu.set_num_threads``), the large cases also run with the
-kernel's own threads busy inside every Python thread's call.
+numpy releases the GIL around the loop above 500 elements, so large calls really overlap. The
+large cases also run with the kernel's own threads (2 and 4, ``onnx_relu.num_threads``) busy
+inside every Python thread's call.
 """
 
 from __future__ import annotations
 
+import contextlib
 import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 
 import numpy as np
 import pytest
@@ -19,29 +19,17 @@ from onnx_relu import relu, relu_ufunc
 from relu_oracle import ALL_RELU_DTYPES, as_bits, expected_relu, mixed_values
 
 PYTHON_THREADS = 8
-#: Small (GIL held, one loop call), medium (GIL released), large (above any threading threshold
-#: the kernel is likely to use; the lead aligns this with the kernel's threshold).
+#: Small (GIL held, one loop call), medium (GIL released), large (above the kernel's default
+#: threading threshold, 2 MiB of output, for every type wider than one byte).
 SIZES = (37, 4_099, 1_048_583)
 
 
-@contextmanager
-def kernel_threads(count: int | None) -> Iterator[None]:
-    """Use ``count`` kernel threads when the build can set it; otherwise a no-op."""
-    setter = getattr(onnx_relu, "set_num_threads", None)
-    getter = getattr(onnx_relu, "get_num_threads", None)
-    if count is None or setter is None:
-        yield
-        return
-    previous = getter() if getter is not None else None
-    setter(count)
-    try:
-        yield
-    finally:
-        if previous is not None:
-            setter(previous)
+def kernel_threads(count: int | None) -> contextlib.AbstractContextManager:
+    """Use ``count`` kernel threads inside the block (None: leave the setting as it is)."""
+    return contextlib.nullcontext() if count is None else onnx_relu.num_threads(count)
 
 
-KERNEL_THREAD_SETTINGS = [None] + ([2, 4] if hasattr(onnx_relu, "set_num_threads") else [])
+KERNEL_THREAD_SETTINGS = [None, 2, 4]
 
 
 def run_at_once(work: Callable[[int], None], count: int = PYTHON_THREADS) -> None:
@@ -138,10 +126,8 @@ def test_threads_writing_disjoint_slices_of_one_output(kernel_thread_count):
 
 
 def test_thread_count_setting_is_restored():
-    # The helper above must leave the setting as it found it (a no-op without the setting).
-    getter = getattr(onnx_relu, "get_num_threads", None)
-    before = getter() if getter is not None else None
+    # The helper above must leave the setting as it found it.
+    before = onnx_relu.get_num_threads()
     with kernel_threads(3):
-        if getter is not None:
-            assert getter() == 3
-    assert (getter() if getter is not None else None) == before
+        assert onnx_relu.get_num_threads() == 3
+    assert onnx_relu.get_num_threads() == before

@@ -18,7 +18,7 @@ from distributed import Client, LocalCluster
 from special_values import RELU_DTYPES, reference_relu, same_bits, special_values
 
 from onnx_relu import UnsupportedTypeError, relu
-from onnx_relu.dask_zarr import relu_zarr
+from onnx_relu.files.zarr_dask import relu_zarr
 
 SCRIPT = str(Path(sys.executable).with_name("onnx-relu"))
 TYPE_NAMES = sorted(RELU_DTYPES)
@@ -185,7 +185,7 @@ def test_zarr_round_trip_every_storable_type(cluster_client, tmp_path, type_name
 
 
 def test_zarr_cannot_store_bfloat16(tmp_path):
-    # Documented limit (README, onnx_relu.dask_zarr): if zarr learns bfloat16, update both.
+    # Documented limit (README, onnx_relu.files.zarr_dask): if zarr learns bfloat16, update both.
     with pytest.raises(ValueError, match="bfloat16"):
         zarr.create_array(tmp_path / "b.zarr", shape=(2,), dtype=ml_dtypes.bfloat16)
 

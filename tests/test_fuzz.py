@@ -28,14 +28,14 @@ from hypothesis import strategies as st
 import onnx_relu
 from fuzz_support import Drawn, any_dtype, arrays_any_layout, bits_of, fuzz_settings, mutated_bytes
 from onnx_relu import relu
-from onnx_relu.apply_files import relu_file
+from onnx_relu.files import relu_file
 from onnx_relu.errors import (
     InvalidOpsetError,
     InvalidOutputError,
     OnnxReluError,
     UnsupportedTypeError,
 )
-from onnx_relu.tensor_files import read_tensor, write_tensor
+from onnx_relu.files import read_tensor, write_tensor
 from relu_oracle import ALL_RELU_DTYPES, expected_relu
 
 onnx = pytest.importorskip("onnx")  # the model targets and .pb files need it; `make test` has it

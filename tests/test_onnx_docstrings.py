@@ -7,8 +7,9 @@ import importlib
 
 import pytest
 
-MODULES = ["onnx_relu.backend", "onnx_relu.reference", "onnx_relu.model_check",
-           "onnx_relu.legalization"]
+MODULES = ["onnx_relu.backend", "onnx_relu.onnx", "onnx_relu.onnx._models", "onnx_relu.onnx._rules",
+           "onnx_relu.onnx.backend", "onnx_relu.onnx.check", "onnx_relu.onnx.legalization",
+           "onnx_relu.onnx.probe", "onnx_relu.onnx.ort", "onnx_relu.onnx.reference"]
 
 
 @pytest.mark.parametrize("name", MODULES)

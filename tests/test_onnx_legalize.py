@@ -18,9 +18,9 @@ from _onnx_helpers import (
 from onnx import TensorProto, helper
 
 from onnx_relu import check_model, legalize
-from onnx_relu._ort import inference_session, run_model
+from onnx_relu.onnx.ort import inference_session, run_model
 from onnx_relu.errors import InvalidModelError, LegalizationError
-from onnx_relu.legalization import probe_onnxruntime, run_with_onnxruntime
+from onnx_relu.onnx.legalization import probe_onnxruntime, run_with_onnxruntime
 
 OPSETS = (13, 14, 17, 18, LATEST_OPSET)
 CASES = [(t, o) for o in OPSETS for t in RELU_TYPES if t in allowed_types(o)]

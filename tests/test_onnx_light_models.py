@@ -13,7 +13,7 @@ import onnx
 import pytest
 from onnx.reference import ReferenceEvaluator
 
-from onnx_relu import reference
+from onnx_relu.onnx import reference
 
 _TOOL = Path(__file__).resolve().parents[1] / "tools" / "compare_light_models.py"
 _spec = importlib.util.spec_from_file_location("compare_light_models", _TOOL)

@@ -25,7 +25,7 @@ from _onnx_helpers import (
 )
 
 from onnx_relu import backend
-from onnx_relu._ort import inference_session, run_session
+from onnx_relu.onnx.ort import inference_session, run_session
 from onnx_relu.errors import UnsupportedTypeError
 
 ALL_CASES = [(t, opset) for opset in BOUNDARY_OPSETS for t in RELU_TYPES]

@@ -1,4 +1,4 @@
-"""onnx_relu.reference.Relu inside onnx's ReferenceEvaluator, and the lazy onnx imports."""
+"""onnx_relu.onnx.reference.Relu inside onnx's ReferenceEvaluator, and the lazy onnx imports."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from _onnx_helpers import (
 from onnx.reference import ReferenceEvaluator
 
 from onnx_relu.errors import InvalidModelError, UnsupportedTypeError
-from onnx_relu.reference import Relu
+from onnx_relu.onnx.reference import Relu
 
 CASES = [(t, opset) for opset in BOUNDARY_OPSETS for t in RELU_TYPES]
 
@@ -104,9 +104,9 @@ def test_check_model_and_legalize_are_exported_lazily():
 
 def test_legalize_stays_the_function_after_its_module_is_imported():
     _imported_modules_after(
-        "import onnx_relu.legalization, onnx_relu.model_check, onnx_relu\n"
-        "assert onnx_relu.legalize is onnx_relu.legalization.legalize\n"
-        "assert onnx_relu.check_model is onnx_relu.model_check.check_model"
+        "import onnx_relu.onnx.legalization, onnx_relu.onnx.check, onnx_relu\n"
+        "assert onnx_relu.legalize is onnx_relu.onnx.legalization.legalize\n"
+        "assert onnx_relu.check_model is onnx_relu.onnx.check.check_model"
     )
 
 

@@ -18,7 +18,8 @@ import numpy as np
 import pytest
 
 import onnx_relu
-from onnx_relu import _relu, relu
+from onnx_relu import relu
+from onnx_relu.tuning import kernel_tuning, set_kernel_tuning
 from relu_oracle import ALL_RELU_DTYPES, as_bits, expected_relu, mismatch_report, mixed_values
 
 # Element counts around the 64-byte lines, the 16 KiB blocks of the streaming loops and the
@@ -63,10 +64,10 @@ ELEMENT_OVERLAPS = [
 @pytest.fixture
 def low_thresholds():
     """Every call of any size uses the thread pool and (out of place) the streaming stores."""
-    before = _relu._tuning()
-    _relu._set_tuning(parallel_threshold=0, nt_threshold=0, min_chunk=64)
+    before = kernel_tuning()
+    set_kernel_tuning(parallel_threshold=0, nt_threshold=0, min_chunk=64)
     yield
-    _relu._set_tuning(
+    set_kernel_tuning(
         parallel_threshold=before["parallel_threshold"],
         nt_threshold=before["nt_threshold"],
         min_chunk=before["min_chunk"],
@@ -104,8 +105,8 @@ def test_overlapping_out_with_every_path_forced(dtype, kind, threads, low_thresh
 @pytest.mark.parametrize("parallel,nt", [(0, NEVER), (NEVER, 0), (16 << 10, 64 << 10)])
 def test_overlapping_out_across_each_threshold(dtype, threads, parallel, nt):
     """Only threads, only streaming stores, and thresholds that the sizes below straddle."""
-    before = _relu._tuning()
-    _relu._set_tuning(parallel_threshold=parallel, nt_threshold=nt, min_chunk=64)
+    before = kernel_tuning()
+    set_kernel_tuning(parallel_threshold=parallel, nt_threshold=nt, min_chunk=64)
     try:
         with onnx_relu.num_threads(threads):
             for n in (1000, 40_000, 100_003):
@@ -113,7 +114,7 @@ def test_overlapping_out_across_each_threshold(dtype, threads, parallel, nt):
                     buffer = mixed_values(dtype, 2 * n + 32, seed=n + 1)
                     _check(buffer, n, kind, f"{dtype} {kind} n={n} p={parallel} nt={nt}")
     finally:
-        _relu._set_tuning(
+        set_kernel_tuning(
             parallel_threshold=before["parallel_threshold"],
             nt_threshold=before["nt_threshold"],
             min_chunk=before["min_chunk"],

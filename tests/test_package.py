@@ -52,7 +52,9 @@ def test_cli_version_and_usage_error():
     assert result.returncode == 2 and "usage:" in result.stderr
 
 
-@pytest.mark.parametrize("module", ["onnx_relu._api", "onnx_relu.versions"])
+@pytest.mark.parametrize(
+    "module", ["onnx_relu", "onnx_relu._api", "onnx_relu.versions", "onnx_relu.dtypes"]
+)
 def test_docstring_examples_run(module):
     mod = __import__(module, fromlist=["_"])
     failures, attempted = doctest.testmod(mod, optionflags=doctest.ELLIPSIS)

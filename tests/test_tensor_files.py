@@ -13,7 +13,7 @@ from onnx import TensorProto, numpy_helper
 from special_values import RELU_DTYPES, same_bits, special_values
 
 from onnx_relu import InvalidTensorFileError, UnsupportedFileFormatError, read_tensor, write_tensor
-from onnx_relu.tensor_files import read_npy_header, read_pb_tensor, tensor_format
+from onnx_relu.files.tensors import read_npy_header, read_pb_tensor, tensor_format
 
 TYPE_NAMES = sorted(RELU_DTYPES)
 SUFFIXES = [".npy", ".pb"]
@@ -274,7 +274,8 @@ def test_missing_file_is_an_os_error(tmp_path):
 def test_docstring_examples_run():
     import doctest
 
-    from onnx_relu import apply_files, tensor_files
+    from onnx_relu.files import apply as apply_files
+    from onnx_relu.files import tensors as tensor_files
 
     for module in (tensor_files, apply_files):
         result = doctest.testmod(module)

@@ -2,9 +2,9 @@
 
 Every result is compared, bit for bit, with an oracle that decodes the IEEE fields with numpy
 (sign bit, exponent, mantissa) and never runs the kernel's compare. The kernel's thresholds are
-lowered through the private ``_relu._set_tuning`` so that the thread pool, the streaming stores
-of every ISA this CPU runs and the chunk boundaries are reached with small arrays; one test also
-runs at the default thresholds.
+lowered through ``onnx_relu.tuning.set_kernel_tuning`` so that the thread pool, the streaming
+stores of every ISA this CPU runs and the chunk boundaries are reached with small arrays; one
+test also runs at the default thresholds.
 """
 
 from __future__ import annotations
@@ -20,7 +20,13 @@ import numpy as np
 import pytest
 
 import onnx_relu
-from onnx_relu import _relu
+from onnx_relu.tuning import (
+    configure_from_environment,
+    copy_ceiling,
+    default_num_threads,
+    kernel_tuning,
+    set_kernel_tuning,
+)
 
 TYPES = ["int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64"]
 SIGNED_OF_WIDTH = {1: np.int8, 2: np.int16, 4: np.int32, 8: np.int64}
@@ -32,7 +38,7 @@ FLOAT_FIELDS = {"float16": (5, 10), "bfloat16": (8, 7), "float32": (8, 23), "flo
 SIZES = [0, 1, 2, 3, 7, 31, 32, 33, 63, 64, 65, 127, 129, 255, 256, 1000, 4097, 40_000]
 
 ALL_ISAS = ["none", "sse2", "avx2", "avx512"]
-ISAS = ALL_ISAS[1 : ALL_ISAS.index(_relu._tuning()["best_nt_isa"]) + 1]
+ISAS = ALL_ISAS[1 : ALL_ISAS.index(kernel_tuning()["best_nt_isa"]) + 1]
 NEVER = 1 << 62
 
 
@@ -149,9 +155,9 @@ def run_layouts(name: str, n: int, rng: np.random.Generator, tag: str) -> None:
 @pytest.fixture
 def restore_tuning():
     """Give the test a free hand with the kernel's tuning, and put it back afterwards."""
-    before = _relu._tuning()
+    before = kernel_tuning()
     yield
-    _relu._set_tuning(
+    set_kernel_tuning(
         parallel_threshold=before["parallel_threshold"],
         nt_threshold=before["nt_threshold"],
         min_chunk=before["min_chunk"],
@@ -175,11 +181,11 @@ def test_every_path_matches_the_oracle(name, threads, isa, restore_tuning):
     # Every call is split (no size threshold, no minimum chunk) and, with an ISA, streams.
     # With 2 threads the pool's threads never spin (they sleep at once between calls).
     onnx_relu.set_num_threads(threads)
-    _relu._set_tuning(
+    set_kernel_tuning(
         parallel_threshold=0,
         min_chunk=0,
         nt_threshold=0 if isa else NEVER,
-        nt_isa=isa or _relu._tuning()["nt_isa"],
+        nt_isa=isa or kernel_tuning()["nt_isa"],
         spin_ns=0 if threads == 2 else 100_000,
     )
     rng = np.random.default_rng([threads, len(isa or ""), TYPES.index(name)])
@@ -190,7 +196,7 @@ def test_every_path_matches_the_oracle(name, threads, isa, restore_tuning):
 @pytest.mark.parametrize("name", TYPES)
 def test_threaded_equals_serial_at_the_default_thresholds(name, restore_tuning):
     """Sizes just below, at and above the real thresholds, with 2 threads and with 1."""
-    tuning = _relu._tuning()
+    tuning = kernel_tuning()
     size = dtype_of(name).itemsize
     sizes = set()
     for threshold in (tuning["parallel_threshold"], tuning["nt_threshold"]):
@@ -212,7 +218,7 @@ def test_threaded_equals_serial_at_the_default_thresholds(name, restore_tuning):
 
 def test_chunk_boundaries_of_many_threads(restore_tuning):
     """More threads than elements per line: empty and single-element ranges must be right."""
-    _relu._set_tuning(parallel_threshold=0, min_chunk=0, nt_threshold=0)
+    set_kernel_tuning(parallel_threshold=0, min_chunk=0, nt_threshold=0)
     rng = np.random.default_rng(7)
     for threads in (4, 7, 16):
         onnx_relu.set_num_threads(threads)
@@ -226,7 +232,7 @@ def test_chunk_boundaries_of_many_threads(restore_tuning):
 def test_concurrent_callers_get_correct_results(spin_ns, restore_tuning):
     """Python threads calling at once: one uses the pool, the others run serially; no deadlock."""
     onnx_relu.set_num_threads(2)
-    _relu._set_tuning(parallel_threshold=0, min_chunk=0, spin_ns=spin_ns)
+    set_kernel_tuning(parallel_threshold=0, min_chunk=0, spin_ns=spin_ns)
     rng = np.random.default_rng(11)
     inputs = [random_array(name, 50_000 + 7 * i, rng) for i, name in enumerate(TYPES)]
     failures: list[str] = []
@@ -265,21 +271,21 @@ def test_forked_child_makes_its_own_pool():
         import os, warnings
         import numpy as np
         import onnx_relu
-        from onnx_relu import _relu
+        from onnx_relu.tuning import kernel_tuning, set_kernel_tuning
         warnings.simplefilter("ignore", DeprecationWarning)  # fork() with threads (3.12+)
         onnx_relu.set_num_threads(2)
-        _relu._set_tuning(parallel_threshold=0, min_chunk=0, nt_threshold=0)
+        set_kernel_tuning(parallel_threshold=0, min_chunk=0, nt_threshold=0)
         x = np.linspace(-1, 1, 100_001, dtype=np.float32)
         expected = np.where(x > 0, x, np.float32(0))
         assert np.array_equal(onnx_relu.relu(x), expected)
-        pool = 1 if _relu._tuning()["threads_supported"] else 0  # 0: a serial build
-        assert _relu._tuning()["pool_workers"] == pool
+        pool = 1 if kernel_tuning()["threads_supported"] else 0  # 0: a serial build
+        assert kernel_tuning()["pool_workers"] == pool
         pid = os.fork()
         if pid == 0:
-            ok = _relu._tuning()["pool_workers"] == 0  # the parent's pool is forgotten
+            ok = kernel_tuning()["pool_workers"] == 0  # the parent's pool is forgotten
             for _ in range(20):
                 ok = ok and np.array_equal(onnx_relu.relu(x), expected)
-            ok = ok and _relu._tuning()["pool_workers"] == pool
+            ok = ok and kernel_tuning()["pool_workers"] == pool
             os._exit(0 if ok else 1)
         _, status = os.waitpid(pid, 0)
         assert os.waitstatus_to_exitcode(status) == 0, status
@@ -297,9 +303,9 @@ def test_interpreter_exits_while_a_daemon_thread_is_computing():
         import threading
         import numpy as np
         import onnx_relu
-        from onnx_relu import _relu
+        from onnx_relu.tuning import kernel_tuning, set_kernel_tuning
         onnx_relu.set_num_threads(2)
-        _relu._set_tuning(parallel_threshold=0, min_chunk=0)
+        set_kernel_tuning(parallel_threshold=0, min_chunk=0)
         x = np.linspace(-1, 1, 1_000_000, dtype=np.float64)
         started = threading.Event()
         def spin():
@@ -365,9 +371,9 @@ def test_num_threads_context_manager_restores_even_on_error(restore_tuning):
 def test_default_is_the_cpus_available_to_the_process():
     result = run_python("import onnx_relu; print(onnx_relu.get_num_threads())")
     assert result.returncode == 0, result.stderr
-    assert int(result.stdout) == onnx_relu._threads.default_num_threads()
+    assert int(result.stdout) == default_num_threads()
     if hasattr(os, "sched_getaffinity"):
-        assert onnx_relu._threads.default_num_threads() == min(len(os.sched_getaffinity(0)), 256)
+        assert default_num_threads() == min(len(os.sched_getaffinity(0)), 256)
 
 
 @pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="no CPU affinity on this OS")
@@ -400,7 +406,7 @@ def test_bad_environment_variable_warns_and_uses_the_default(value):
         "import onnx_relu; print(onnx_relu.get_num_threads())", {"ONNX_RELU_NUM_THREADS": value}
     )
     assert result.returncode == 0, result.stderr
-    assert int(result.stdout) == onnx_relu._threads.default_num_threads()
+    assert int(result.stdout) == default_num_threads()
     assert "RuntimeWarning" in result.stderr
     assert f"ONNX_RELU_NUM_THREADS={value!r} is not a whole number in 1..256" in result.stderr
 
@@ -421,7 +427,7 @@ def test_bad_environment_variable_is_an_error_under_warnings_as_errors():
 )
 def test_nt_threshold_environment_variable(value, expected):
     result = run_python(
-        "import onnx_relu; print(onnx_relu._relu._tuning()['nt_threshold'])",
+        "import onnx_relu; print(onnx_relu.tuning.kernel_tuning()['nt_threshold'])",
         {"ONNX_RELU_NT_THRESHOLD": value},
     )
     assert result.returncode == 0, result.stderr
@@ -431,7 +437,7 @@ def test_nt_threshold_environment_variable(value, expected):
 
 def test_bad_nt_threshold_environment_variable_warns():
     result = run_python(
-        "import onnx_relu; t = onnx_relu._relu._tuning();"
+        "import onnx_relu; t = onnx_relu.tuning.kernel_tuning();"
         " print(t['nt_threshold'] == t['default_nt_threshold'])",
         {"ONNX_RELU_NT_THRESHOLD": "lots"},
     )
@@ -441,21 +447,21 @@ def test_bad_nt_threshold_environment_variable_warns():
 
 
 def test_configure_from_environment_directly(restore_tuning):
-    onnx_relu._threads._configure_from_environment({"ONNX_RELU_NUM_THREADS": "5"})
+    configure_from_environment({"ONNX_RELU_NUM_THREADS": "5"})
     assert onnx_relu.get_num_threads() == 5
     with pytest.warns(RuntimeWarning, match="ONNX_RELU_NUM_THREADS='x'"):
-        onnx_relu._threads._configure_from_environment({"ONNX_RELU_NUM_THREADS": "x"})
-    assert onnx_relu.get_num_threads() == onnx_relu._threads.default_num_threads()
+        configure_from_environment({"ONNX_RELU_NUM_THREADS": "x"})
+    assert onnx_relu.get_num_threads() == default_num_threads()
 
 
 def test_tuning_reports_the_machine():
-    tuning = _relu._tuning()
+    tuning = kernel_tuning()
     assert tuning["l2_bytes"] > 0 and tuning["llc_bytes"] >= tuning["l2_bytes"]
     assert tuning["cache_source"] in {"sysconf", "sysfs", "default"}
     assert tuning["best_nt_isa"] in ALL_ISAS
     assert tuning["max_threads"] == 256
     with pytest.raises(ValueError, match="nt_isa 'avx1024' is not available"):
-        _relu._set_tuning(nt_isa="avx1024")
+        set_kernel_tuning(nt_isa="avx1024")
 
 
 # --------------------------------------------------------------------------------------------
@@ -467,26 +473,26 @@ def test_tuning_reports_the_machine():
 @pytest.mark.parametrize("threads", [1, 2])
 def test_copy_ceiling_copies(nontemporal, threads, restore_tuning):
     onnx_relu.set_num_threads(threads)
-    _relu._set_tuning(parallel_threshold=0, min_chunk=0)
+    set_kernel_tuning(parallel_threshold=0, min_chunk=0)
     rng = np.random.default_rng(3)
     for n in (0, 1, 63, 64, 65, 1000, 100_003):
         src = rng.integers(-128, 128, size=n + 1, dtype=np.int8)[1:]  # unaligned source
         dst = np.zeros(n, dtype=np.int8)
-        _relu._copy(src, dst, nontemporal=nontemporal)
+        copy_ceiling(src, dst, nontemporal=nontemporal)
         assert np.array_equal(src, dst)
         same = src.copy()
-        _relu._copy(same, same, nontemporal=nontemporal)  # the in-place ceiling
+        copy_ceiling(same, same, nontemporal=nontemporal)  # the in-place ceiling
         assert np.array_equal(same, src)
 
 
 def test_copy_ceiling_refuses_bad_buffers():
     a = np.zeros(100, dtype=np.int8)
     with pytest.raises(ValueError, match="same size"):
-        _relu._copy(a, np.zeros(99, dtype=np.int8))
+        copy_ceiling(a, np.zeros(99, dtype=np.int8))
     with pytest.raises(ValueError, match="overlap"):
-        _relu._copy(a[1:], a[:-1])
+        copy_ceiling(a[1:], a[:-1])
     with pytest.raises(BufferError, match="not writable"):
-        _relu._copy(a, bytes(100))  # read-only destination
+        copy_ceiling(a, bytes(100))  # read-only destination
 
 
 def test_readme_performance_section_examples_run(restore_tuning):

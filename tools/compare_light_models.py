@@ -23,8 +23,9 @@ import onnx
 from onnx import shape_inference
 
 from onnx_relu import relu
-from onnx_relu._onnx_rules import ai_onnx_opset, dtype_of_onnx_type, is_relu
-from onnx_relu._ort import inference_session, run_session
+from onnx_relu.dtypes import dtype_of_onnx_type
+from onnx_relu.onnx import ai_onnx_opset, is_relu
+from onnx_relu.onnx.ort import inference_session, run_session
 
 
 def light_model_paths() -> list[str]:

@@ -74,7 +74,7 @@ def in_memory(path: Path) -> tuple[float, float]:
 def write_phase(src: Path, dst: Path) -> tuple[float, float]:
     """relu_file in this process: seconds until the last window was handed to the OS (page
     cache), and seconds in all (that plus fsync and rename)."""
-    from onnx_relu.apply_files import relu_file
+    from onnx_relu.files import relu_file
 
     marks: list[float] = []
     started = time.perf_counter()

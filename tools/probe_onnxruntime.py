@@ -19,13 +19,14 @@ import onnx
 from onnx import helper
 
 from onnx_relu import legalize, relu
+from onnx_relu.dtypes import RELU_TYPE_BY_ONNX_NAME
 from onnx_relu.errors import LegalizationError
-from onnx_relu.legalization import _ELEM_TYPE, probe_onnxruntime, probe_values
+from onnx_relu.onnx.probe import probe_onnxruntime, probe_values
 from onnx_relu.versions import version_for_opset
 
 
 def _one_relu(onnx_type: str, opset: int) -> onnx.ModelProto:
-    elem_type = _ELEM_TYPE[onnx_type]
+    elem_type = RELU_TYPE_BY_ONNX_NAME[onnx_type].elem_type
     graph = helper.make_graph(
         [helper.make_node("Relu", ["x"], ["y"], name="relu")], "probe",
         [helper.make_tensor_value_info("x", elem_type, ["n"])],
@@ -42,7 +43,7 @@ def _random_values(onnx_type: str) -> np.ndarray:
 
 
 def describe(onnx_type: str, opset: int, exact: bool = False) -> str:
-    from onnx_relu._ort import run_model
+    from onnx_relu.onnx.ort import run_model
 
     native = probe_onnxruntime(onnx_type, opset)
     if native.runs:

@@ -3,10 +3,26 @@
 ``relu(x, out=None, *, opset=None)`` computes ``y = max(0, x)`` for every type of every Relu
 version (1, 6, 13, 14) with one exactly defined result: ``y = x`` where ``x > 0``, NaN bits
 unchanged, +0 everywhere else. ``relu_ufunc`` is the underlying NumPy ufunc.
+
+The package is in layers, each importing only what its optional extra provides: this core
+(numpy and ml_dtypes only: :mod:`onnx_relu.dtypes`, :mod:`onnx_relu.versions`,
+:mod:`onnx_relu.errors`, :mod:`onnx_relu.tuning`), :mod:`onnx_relu.onnx` (onnx, and onnxruntime
+where named), :mod:`onnx_relu.files` (tensor files; dask and zarr for Zarr stores),
+:mod:`onnx_relu.cli` (the ``onnx-relu`` command) and :mod:`onnx_relu.bench`. ``check_model``,
+``Finding``, ``legalize``, ``read_tensor`` and ``write_tensor`` are exported here but imported
+on first use, so ``import onnx_relu`` imports neither onnx nor the file layer.
+
+Examples
+--------
+>>> import numpy as np
+>>> import onnx_relu
+>>> onnx_relu.relu(np.array([-1.0, -0.0, 2.0]))
+array([0., 0., 2.])
+>>> onnx_relu.relu_version(13), onnx_relu.LATEST_VERSION.name
+(13, 'Relu-14')
 """
 
 from ._api import check_dtype, relu, relu_ufunc
-from ._threads import _configure_from_environment, get_num_threads, num_threads, set_num_threads
 from .errors import (
     InputTypeMismatchError,
     InvalidModelError,
@@ -21,7 +37,8 @@ from .errors import (
     UnsupportedOperatorError,
     UnsupportedTypeError,
 )
-from .tensor_files import read_tensor, write_tensor
+from .tuning import configure_from_environment as _configure_from_environment
+from .tuning import get_num_threads, num_threads, set_num_threads
 from .versions import LATEST_VERSION, RELU_VERSIONS, ReluVersion, relu_version
 
 __version__ = "0.1.0"
@@ -58,19 +75,21 @@ __all__ = [
 ]
 
 
-# ONNX integration, imported on first use so that ``import onnx_relu`` never imports onnx:
-# name -> module (relative to this package) that defines it.
-_LAZY_ONNX_EXPORTS = {
-    "check_model": ".model_check",
-    "Finding": ".model_check",
-    # (not ".legalize": importing a submodule named like the function would make
-    # onnx_relu.legalize the module, not the function)
-    "legalize": ".legalization",
+# The ONNX layer and the tensor files, imported on first use so that ``import onnx_relu``
+# never imports onnx: name -> the module (relative to this package) that defines it.
+_LAZY_EXPORTS = {
+    "check_model": ".onnx.check",
+    "Finding": ".onnx.check",
+    # (from a module not named like the function: importing a submodule named "legalize"
+    # would make its package's attribute "legalize" the module, not the function)
+    "legalize": ".onnx.legalization",
+    "read_tensor": ".files.tensors",
+    "write_tensor": ".files.tensors",
 }
 
 
 def __getattr__(name: str):
-    module_name = _LAZY_ONNX_EXPORTS.get(name)
+    module_name = _LAZY_EXPORTS.get(name)
     if module_name is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     import importlib

@@ -4,64 +4,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._onnx_types import describe_dtype, onnx_type_name
 from ._relu import relu as relu_ufunc
+from .dtypes import describe_dtype, native
 from .errors import InvalidOutputError, UnsupportedTypeError
-from .versions import LATEST_VERSION, ReluVersion, first_version_allowing, version_for_opset
+from .versions import (
+    LATEST_VERSION,
+    ReluVersion,
+    opset_phrase,
+    unsupported_type_message,
+    version_for_opset,
+)
 
 __all__ = ["relu", "relu_ufunc", "check_dtype"]
-
-_LATEST_DTYPES = LATEST_VERSION.dtypes
-_DTYPES_BY_SINCE: dict[int, frozenset[np.dtype]] = {}
-
-
-def _allowed_dtypes(version: ReluVersion) -> frozenset[np.dtype]:
-    dtypes = _DTYPES_BY_SINCE.get(version.since)
-    if dtypes is None:
-        dtypes = _DTYPES_BY_SINCE[version.since] = version.dtypes
-    return dtypes
-
-
-def _opset_phrase(version: ReluVersion, opset: int | None) -> str:
-    if opset is None:
-        return f"{version.name} (the latest version, opset >= {version.since})"
-    return f"{version.name} (in force at opset {opset})"
-
-
-# Refused types that convert exactly into an allowed one, for the hint in the error message.
-_LOSSLESS_TARGET = {
-    "tensor(bool)": "int8",
-    "tensor(uint8)": "int16",
-    "tensor(uint16)": "int32",
-    "tensor(uint32)": "int64",
-    "tensor(int4)": "int8",
-    "tensor(uint4)": "int8",
-    "tensor(int2)": "int8",
-    "tensor(uint2)": "int8",
-    "tensor(float8e4m3fn)": "float16",
-    "tensor(float8e4m3fnuz)": "float16",
-    "tensor(float8e5m2)": "float16",
-    "tensor(float8e5m2fnuz)": "float16",
-    "tensor(float4e2m1)": "float16",
-    "tensor(float8e8m0)": "float32",
-}
-
-
-def unsupported_type_message(dtype: np.dtype, opset: int | None) -> str:
-    """The error text for a dtype that the Relu version in force at ``opset`` does not allow."""
-    version = version_for_opset(opset)
-    what = describe_dtype(dtype)
-    allowed = ", ".join(version.types)
-    message = f"{_opset_phrase(version, opset)} does not allow {what}; allowed types: {allowed}."
-    onnx_name = onnx_type_name(_native(dtype))
-    first = first_version_allowing(onnx_name) if onnx_name else None
-    if first is not None:
-        message += f" {onnx_name} is allowed from {first.name} (opset >= {first.since})."
-    else:
-        message += " No Relu version allows it, and onnx-relu never casts silently"
-        target = _LOSSLESS_TARGET.get(onnx_name or "")
-        message += f": convert explicitly, e.g. x.astype(numpy.{target})." if target else "."
-    return message
 
 
 def check_dtype(dtype: object, opset: int | None = None) -> np.dtype:
@@ -80,18 +34,22 @@ def check_dtype(dtype: object, opset: int | None = None) -> np.dtype:
     ...
     onnx_relu.errors.UnsupportedTypeError: Relu-13 (in force at opset 13) does not allow tensor(int8); allowed types: tensor(bfloat16), tensor(double), tensor(float), tensor(float16). tensor(int8) is allowed from Relu-14 (opset >= 14).
     """
-    version = version_for_opset(opset)
+    return _checked_dtype(dtype, version_for_opset(opset), opset)
+
+
+def _checked_dtype(dtype: object, version: ReluVersion, opset: int | None) -> np.dtype:
+    """:func:`check_dtype` against the already resolved ``version`` (in force at ``opset``)."""
     try:
         dt = np.dtype(dtype)  # type: ignore[call-overload]
     except (TypeError, ValueError, SyntaxError):
         # numpy's ways of saying "not a dtype": TypeError ("data type 'x' not understood"),
         # ValueError and SyntaxError (malformed comma strings such as "0:" or "i4,(").
         raise UnsupportedTypeError(
-            f"{_opset_phrase(version, opset)} needs a numeric dtype, got {dtype!r};"
+            f"{opset_phrase(version, opset)} needs a numeric dtype, got {dtype!r};"
             f" allowed types: {', '.join(version.types)}."
         ) from None
-    if _native(dt) not in _allowed_dtypes(version):
-        raise UnsupportedTypeError(unsupported_type_message(dt, opset))
+    if native(dt) not in version.dtypes:
+        raise UnsupportedTypeError(unsupported_type_message(dt, version, opset))
     return dt
 
 
@@ -99,10 +57,6 @@ def _dispatches_itself(x: object) -> bool:
     """True for array-likes that handle ufuncs themselves (dask, xarray, pandas), not numpy's."""
     handler = getattr(type(x), "__array_ufunc__", None)
     return handler is not None and handler is not np.ndarray.__array_ufunc__
-
-
-def _native(dtype: np.dtype) -> np.dtype:
-    return dtype if dtype.isnative else dtype.newbyteorder("=")
 
 
 def _checked_out(out: object, x: np.ndarray) -> np.ndarray:
@@ -130,7 +84,7 @@ def _checked_out(out: object, x: np.ndarray) -> np.ndarray:
                     " memory and cannot hold the result; pass an array with its own memory per"
                     " element, e.g. numpy.empty_like(x)"
                 )
-    same_type = _native(out.dtype) == _native(x.dtype)
+    same_type = native(out.dtype) == native(x.dtype)
     if not same_type:
         raise UnsupportedTypeError(
             f"out has type {describe_dtype(out.dtype)} but the input has type"
@@ -141,22 +95,21 @@ def _checked_out(out: object, x: np.ndarray) -> np.ndarray:
 
 def _relu_byteswapped(x: np.ndarray, out: np.ndarray | None) -> np.ndarray:
     """Relu of an operand stored in non-native byte order, through a native copy."""
-    native = x.astype(_native(x.dtype), order="K")
-    relu_ufunc(native, out=native)
+    native_copy = x.astype(native(x.dtype), order="K")
+    relu_ufunc(native_copy, out=native_copy)
     if out is None:
-        result = native.astype(x.dtype, order="K")
+        result = native_copy.astype(x.dtype, order="K")
         return result[()] if result.ndim == 0 else result
-    np.copyto(out, native, casting="equiv")
+    np.copyto(out, native_copy, casting="equiv")
     return out
 
 
-def _not_numbers_message(given: object, opset: int | None) -> str:
+def _not_numbers_message(given: object, version: ReluVersion, opset: int | None) -> str:
     """The error text for an input that numpy can only hold as an array of Python objects."""
-    version = version_for_opset(opset)
     return (
         f"relu() needs an array of numbers, got {_short_repr(given)} (a {type(given).__name__}),"
         " which numpy can only hold as an array of Python objects (dtype object);"
-        f" {_opset_phrase(version, opset)} allows: {', '.join(version.types)}."
+        f" {opset_phrase(version, opset)} allows: {', '.join(version.types)}."
     )
 
 
@@ -222,10 +175,8 @@ def relu(x, /, out=None, *, opset=None):
     ...
     onnx_relu.errors.UnsupportedTypeError: Relu-13 (in force at opset 13) does not allow tensor(int8); allowed types: tensor(bfloat16), tensor(double), tensor(float), tensor(float16). tensor(int8) is allowed from Relu-14 (opset >= 14).
     """
-    if opset is None:
-        allowed = _LATEST_DTYPES
-    else:
-        allowed = _allowed_dtypes(version_for_opset(opset))
+    version = LATEST_VERSION if opset is None else version_for_opset(opset)
+    allowed = version.dtypes
 
     if not isinstance(x, (np.ndarray, np.generic)):
         if _dispatches_itself(x):
@@ -234,13 +185,13 @@ def relu(x, /, out=None, *, opset=None):
                 raise UnsupportedTypeError(
                     f"relu() cannot tell the dtype of a {type(x).__name__} object"
                     f" (it has __array_ufunc__ but no dtype attribute); allowed types:"
-                    f" {', '.join(version_for_opset(opset).types)}"
+                    f" {', '.join(version.types)}"
                 )
-            check_dtype(dtype, opset)
+            _checked_dtype(dtype, version, opset)
             return relu_ufunc(x) if out is None else relu_ufunc(x, out=out)
         given, x = x, np.asarray(x)
         if x.dtype.kind == "O":
-            raise UnsupportedTypeError(_not_numbers_message(given, opset))
+            raise UnsupportedTypeError(_not_numbers_message(given, version, opset))
 
     dtype = x.dtype
     if dtype in allowed:
@@ -257,5 +208,5 @@ def relu(x, /, out=None, *, opset=None):
             return relu_ufunc(x, out=out)
         return _relu_byteswapped(x, out)
 
-    check_dtype(dtype, opset)  # raises unless dtype is an allowed type stored byte-swapped
+    _checked_dtype(dtype, version, opset)  # raises unless an allowed type stored byte-swapped
     return _relu_byteswapped(x, None if out is None else _checked_out(out, x))

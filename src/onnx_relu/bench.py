@@ -538,7 +538,7 @@ def machine_info() -> dict:
         pass
     info = {
         "cpu": cpu,
-        "cpus_available": onnx_relu._threads.default_num_threads(),
+        "cpus_available": onnx_relu.tuning.default_num_threads(),
         "cpus_total": os.cpu_count(),
         "platform": platform.platform(),
         "python": platform.python_version(),
@@ -567,7 +567,7 @@ def run_benchmark(
 ) -> dict:
     """Run the whole benchmark and return the JSON-ready results (see the module docstring)."""
     if thread_counts is None:
-        most = onnx_relu._threads.default_num_threads()
+        most = onnx_relu.tuning.default_num_threads()
         thread_counts = [1] if most == 1 else [1, most]
     thread_counts = sorted(set(thread_counts))
     say = progress or (lambda message: None)

@@ -8,11 +8,9 @@ from importlib import resources
 
 import numpy as np
 
-from ._onnx_types import RELU_TYPE_DTYPES
+from .dtypes import RELU_TYPE_BY_NAME
 
 __all__ = ["SpecExample", "load_spec_examples", "bits_equal"]
-
-_DTYPE_BY_NAME = {dt.name: dt for dt in RELU_TYPE_DTYPES.values()}
 
 
 @dataclass(frozen=True)
@@ -31,7 +29,7 @@ def load_spec_examples() -> list[SpecExample]:
     text = resources.files("onnx_relu").joinpath("data/relu_examples.json").read_text("utf-8")
     examples = []
     for item in json.loads(text)["examples"]:
-        dtype = _DTYPE_BY_NAME[item["dtype"]]
+        dtype = RELU_TYPE_BY_NAME[item["dtype"]].dtype
         examples.append(
             SpecExample(
                 name=item["name"],

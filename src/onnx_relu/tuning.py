@@ -1,9 +1,17 @@
-"""How many threads the relu kernel uses, and the environment variables that tune it.
+"""The relu kernel's thread count and tuning, and the environment variables that set them.
 
-The kernel (``_relu.c``) splits a call across a pool of C threads when its output is at least
-about 2 MiB; smaller calls run on the calling thread. The count is process-wide: it comes from
+The kernel splits a call across a pool of C threads when its output is at least about 2 MiB;
+smaller calls run on the calling thread. The count is process-wide: it comes from
 ``ONNX_RELU_NUM_THREADS`` at import, else from the CPUs available to the process, and
 :func:`set_num_threads` or :func:`num_threads` change it.
+
+The kernel's other settings (the output sizes from which it uses threads and streaming stores,
+the smallest chunk a thread gets, the streaming-store instruction set, how long idle threads
+spin) and what it detected about the machine (cache sizes) are read with :func:`kernel_tuning`
+and changed with :func:`set_kernel_tuning` or, for a block, :func:`kernel_tuned`; tests and
+benchmarks use them to reach every code path on small arrays. :func:`copy_ceiling` is the
+benchmark's copy, split and stored like a relu call. This module wraps the compiled module's
+private functions; everything outside it uses these names.
 """
 
 from __future__ import annotations
@@ -13,15 +21,30 @@ import operator
 import os
 import re
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 from . import _relu
 from .errors import ThreadCountError
 
-__all__ = ["get_num_threads", "set_num_threads", "num_threads", "default_num_threads"]
+__all__ = [
+    "MAX_THREADS",
+    "ENV_NUM_THREADS",
+    "ENV_NT_THRESHOLD",
+    "get_num_threads",
+    "set_num_threads",
+    "num_threads",
+    "default_num_threads",
+    "kernel_tuning",
+    "set_kernel_tuning",
+    "kernel_tuned",
+    "copy_ceiling",
+    "parse_size",
+    "configure_from_environment",
+]
 
 ENV_NUM_THREADS = "ONNX_RELU_NUM_THREADS"
 ENV_NT_THRESHOLD = "ONNX_RELU_NT_THRESHOLD"
+#: The largest thread count the kernel accepts (256).
 MAX_THREADS: int = _relu.MAX_THREADS
 
 
@@ -119,23 +142,132 @@ def num_threads(n: int) -> Iterator[int]:
         _relu._set_num_threads(previous)
 
 
+def kernel_tuning() -> dict:
+    """The kernel's settings and what it detected about the machine, as a new dict.
+
+    Keys: ``num_threads``, ``max_threads``, ``threads_supported`` (False for a build without
+    threads), ``l2_bytes``, ``llc_bytes``, ``cache_source`` (where the cache sizes came from:
+    "sysconf", "sysfs" or "default"), ``parallel_threshold``, ``min_chunk``, ``nt_threshold``,
+    ``default_nt_threshold`` (sizes in bytes), ``spin_ns``, ``nt_isa``, ``best_nt_isa`` (the
+    streaming-store instruction set in use and the best this CPU has: "none", "sse2", "avx2",
+    "avx512"), ``pool_workers`` (threads the pool has started).
+
+    Examples
+    --------
+    >>> settings = kernel_tuning()
+    >>> settings["max_threads"], settings["nt_threshold"] > 0
+    (256, True)
+    """
+    return _relu._tuning()
+
+
+def set_kernel_tuning(**settings: int | str) -> dict:
+    """Change some of the kernel's settings (process-wide); returns :func:`kernel_tuning` as before.
+
+    Parameters
+    ----------
+    parallel_threshold, nt_threshold, min_chunk : int, optional
+        Output sizes in bytes from which a call uses threads, from which it uses streaming
+        stores, and the smallest chunk a thread gets; 0 means always, -1 leaves one unchanged.
+    nt_isa : str, optional
+        The streaming-store instruction set: "none" up to this CPU's ``best_nt_isa``.
+    spin_ns : int, optional
+        How long the pool's idle threads spin before they sleep.
+
+    Raises
+    ------
+    ValueError
+        for an instruction set this CPU does not have; TypeError for an unknown setting.
+
+    Examples
+    --------
+    >>> previous = set_kernel_tuning(parallel_threshold=0)
+    >>> kernel_tuning()["parallel_threshold"]
+    0
+    >>> _ = set_kernel_tuning(parallel_threshold=previous["parallel_threshold"])
+    """
+    return _relu._set_tuning(**settings)
+
+
+@contextlib.contextmanager
+def kernel_tuned(**settings: int | str) -> Iterator[dict]:
+    """Use the given kernel settings (as :func:`set_kernel_tuning`) inside a ``with`` block.
+
+    The settings given are put back as they were when the block ends, whatever happens in it.
+    Yields the settings as they were before.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import onnx_relu
+    >>> with kernel_tuned(parallel_threshold=0, nt_threshold=0):
+    ...     y = onnx_relu.relu(np.array([-1.0, 2.0]))  # split and streamed, even this small
+    ...     kernel_tuning()["nt_threshold"]
+    0
+    """
+    previous = set_kernel_tuning(**settings)
+    try:
+        yield previous
+    finally:
+        set_kernel_tuning(**{key: previous[key] for key in settings})
+
+
+def copy_ceiling(src: object, dst: object, *, nontemporal: bool = True) -> None:
+    """Copy ``src`` into ``dst`` the way relu writes its output: the benchmark's ceiling.
+
+    The copy is split over the kernel's threads like a relu call of that size, and uses
+    streaming stores (``nontemporal=True``) or regular ones. ``src`` and ``dst`` are contiguous
+    buffers (numpy arrays, bytearrays) of the same size, disjoint or the same one (in place).
+
+    Raises
+    ------
+    ValueError
+        for buffers of different sizes or that partly overlap; BufferError for a read-only
+        ``dst``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> src, dst = np.arange(100, dtype=np.int8), np.zeros(100, dtype=np.int8)
+    >>> copy_ceiling(src, dst, nontemporal=False)
+    >>> bool((src == dst).all())
+    True
+    """
+    _relu._copy(src, dst, nontemporal=nontemporal)
+
+
 _SIZE = re.compile(r"^\s*(\d+)\s*([kmg]i?b?|b)?\s*$", re.IGNORECASE)
 _UNIT = {"": 1, "b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
 
 
-def _parse_size(text: str) -> int | None:
-    """Bytes from "4194304", "4M", "4MiB", "512k"; None if the text is none of those."""
+def parse_size(text: str) -> int | None:
+    """Bytes from "4194304", "4M", "4MiB", "512k"; None if the text is none of those.
+
+    Examples
+    --------
+    >>> parse_size("4M"), parse_size("512k"), parse_size("lots")
+    (4194304, 524288, None)
+    """
     match = _SIZE.match(text)
     if match is None:
         return None
     return int(match.group(1)) * _UNIT[(match.group(2) or "")[:1].lower()]
 
 
-def _configure_from_environment(environ: os._Environ[str] | dict[str, str] = os.environ) -> None:
-    """Apply ONNX_RELU_NUM_THREADS and ONNX_RELU_NT_THRESHOLD (called once, at import).
+def configure_from_environment(environ: Mapping[str, str] = os.environ) -> None:
+    """Apply ONNX_RELU_NUM_THREADS and ONNX_RELU_NT_THRESHOLD (``import onnx_relu`` does, once).
 
     A bad value does not stop the import: it gives a RuntimeWarning naming the variable, the
     value, what is allowed and the default used instead.
+
+    Examples
+    --------
+    >>> import onnx_relu
+    >>> previous = onnx_relu.get_num_threads()
+    >>> configure_from_environment({"ONNX_RELU_NUM_THREADS": "1"})
+    >>> onnx_relu.get_num_threads()
+    1
+    >>> _ = onnx_relu.set_num_threads(previous)
     """
     count = default_num_threads()
     text = environ.get(ENV_NUM_THREADS, "").strip()
@@ -153,7 +285,7 @@ def _configure_from_environment(environ: os._Environ[str] | dict[str, str] = os.
 
     text = environ.get(ENV_NT_THRESHOLD, "").strip()
     if text:
-        size = (1 << 62) if text.lower() == "never" else _parse_size(text)
+        size = (1 << 62) if text.lower() == "never" else parse_size(text)
         if size is None:
             default = _relu._tuning()["default_nt_threshold"]
             warnings.warn(

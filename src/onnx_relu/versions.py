@@ -1,17 +1,19 @@
 """The one table of Relu versions: which opsets select which version, and what each allows.
 
-Everything in onnx-relu that asks "is this type allowed here?" asks this module. The table is
-checked against ``onnx.defs.get_schema("Relu", v)`` by the test suite.
+Everything in onnx-relu that asks "is this type allowed here?" asks this module, and words its
+refusal with this module's message builders (:func:`unsupported_type_message`,
+:func:`opset_phrase`). The table is checked against ``onnx.defs.get_schema("Relu", v)`` by the
+test suite; the types themselves (ONNX names, numpy dtypes) are :mod:`onnx_relu.dtypes`'.
 """
 
 from __future__ import annotations
 
 import operator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._onnx_types import RELU_TYPE_DTYPES
+from .dtypes import RELU_TYPE_BY_ONNX_NAME, describe_dtype, lossless_target, native, onnx_type_name
 from .errors import InvalidOpsetError
 
 __all__ = [
@@ -21,6 +23,9 @@ __all__ = [
     "relu_version",
     "version_for_opset",
     "check_opset",
+    "first_version_allowing",
+    "opset_phrase",
+    "unsupported_type_message",
 ]
 
 _FLOATS = ("tensor(double)", "tensor(float)", "tensor(float16)")
@@ -39,16 +44,18 @@ class ReluVersion:
         The allowed input/output types in ONNX terms, sorted, e.g. ``"tensor(float)"``.
     attributes : tuple of str
         The attribute names the version declares (only Relu-1 has one, ``consumed_inputs``).
+    dtypes : frozenset of numpy.dtype
+        The allowed types as (native byte order) numpy dtypes, computed once from ``types``.
     """
 
     since: int
     types: tuple[str, ...]
     attributes: tuple[str, ...] = ()
+    dtypes: frozenset[np.dtype] = field(init=False, repr=False, compare=False)
 
-    @property
-    def dtypes(self) -> frozenset[np.dtype]:
-        """The allowed types as (native byte order) numpy dtypes."""
-        return frozenset(RELU_TYPE_DTYPES[t] for t in self.types)
+    def __post_init__(self) -> None:
+        allowed = frozenset(RELU_TYPE_BY_ONNX_NAME[t].dtype for t in self.types)
+        object.__setattr__(self, "dtypes", allowed)  # (frozen: set once, here)
 
     @property
     def name(self) -> str:
@@ -109,3 +116,47 @@ def first_version_allowing(onnx_type: str) -> ReluVersion | None:
         if onnx_type in RELU_VERSIONS[since].types:
             return RELU_VERSIONS[since]
     return None
+
+
+def opset_phrase(version: ReluVersion, opset: int | None) -> str:
+    """How a message names the Relu version in force: with its opset, or as the latest.
+
+    Examples
+    --------
+    >>> opset_phrase(version_for_opset(12), 12)
+    'Relu-6 (in force at opset 12)'
+    >>> opset_phrase(LATEST_VERSION, None)
+    'Relu-14 (the latest version, opset >= 14)'
+    """
+    if opset is None:
+        return f"{version.name} (the latest version, opset >= {version.since})"
+    return f"{version.name} (in force at opset {opset})"
+
+
+def unsupported_type_message(dtype: np.dtype, version: ReluVersion, opset: int | None) -> str:
+    """The error text for a dtype that ``version`` (in force at ``opset``) does not allow.
+
+    It names the type in ONNX terms, the version, the opset and the allowed types, then either
+    the first version that allows the type or, where none does, the lossless conversion to make.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> print(unsupported_type_message(np.dtype("uint8"), version_for_opset(6), 6))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    Relu-6 (in force at opset 6) does not allow tensor(uint8); allowed types: tensor(double),
+    tensor(float), tensor(float16). No Relu version allows it, and onnx-relu never casts
+    silently: convert explicitly, e.g. x.astype(numpy.int16).
+    """
+    what = describe_dtype(dtype)
+    allowed = ", ".join(version.types)
+    message = f"{opset_phrase(version, opset)} does not allow {what}; allowed types: {allowed}."
+    onnx_name = onnx_type_name(native(dtype))
+    first = first_version_allowing(onnx_name) if onnx_name else None
+    if first is not None:
+        message += f" {onnx_name} is allowed from {first.name} (opset >= {first.since})."
+    else:
+        message += " No Relu version allows it, and onnx-relu never casts silently"
+        target = lossless_target(onnx_name or "")
+        message += f": convert explicitly, e.g. x.astype(numpy.{target})." if target else "."
+    return message

@@ -35,7 +35,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
-from contextlib import contextmanager, nullcontext
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -55,7 +55,7 @@ OFFSETS: Sequence[int] = range(64)
 LARGE_SIZES: Sequence[int] = (4_099, 65_537, 262_147)
 #: The offsets used with large sizes and with several threads (every residue class mod 16 is hit).
 SPARSE_OFFSETS: Sequence[int] = (0, 1, 3, 7, 8, 13, 16, 31, 32, 33, 50, 63)
-#: Kernel thread counts tried when the build has ``set_num_threads``.
+#: Kernel thread counts tried (``onnx_relu.num_threads``).
 THREAD_COUNTS: Sequence[int] = (2, 4)
 #: Python threads calling relu at once in the concurrency phase.
 PYTHON_THREADS = 4
@@ -278,45 +278,15 @@ def run_case(case: Case, pools: Pools, dtype: np.dtype, tally: Tally, where: tup
             fail("bytes outside the output's elements changed")
 
 
-@contextmanager
-def kernel_tuning(**settings):
-    """Run with the kernel's thresholds lowered (``_relu._set_tuning``), so that small arrays
-    take the threaded and streaming-store paths too; restored afterwards."""
-    from onnx_relu import _relu
-
-    previous = _relu._set_tuning(**settings)
-    try:
-        yield
-    finally:
-        _relu._set_tuning(**{key: previous[key] for key in settings})
-
-
 def streaming_isas() -> list[str]:
     """The streaming-store code paths this CPU can run, best first ("none": plain stores)."""
-    from onnx_relu import _relu
-
-    tuning = getattr(_relu, "_tuning", None)
-    if tuning is None:
-        return []
     order = ["avx512", "avx2", "sse2", "none"]
-    return order[order.index(tuning()["best_nt_isa"]):]
+    return order[order.index(onnx_relu.tuning.kernel_tuning()["best_nt_isa"]):]
 
 
-@contextmanager
 def kernel_threads(count: int | None):
-    """Run with ``count`` kernel threads if the build can set it (after the threading work)."""
-    setter = getattr(onnx_relu, "set_num_threads", None)
-    getter = getattr(onnx_relu, "get_num_threads", None)
-    if count is None or setter is None:
-        yield
-        return
-    previous = getter() if getter is not None else None
-    setter(count)
-    try:
-        yield
-    finally:
-        if previous is not None:
-            setter(previous)
+    """Run with ``count`` kernel threads (None: leave the setting as it is)."""
+    return nullcontext() if count is None else onnx_relu.num_threads(count)
 
 
 def sweep(
@@ -416,7 +386,6 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     large_sizes = args.large_sizes if args.large_sizes is not None else list(LARGE_SIZES)
     thread_counts = args.thread_counts if args.thread_counts is not None else list(THREAD_COUNTS)
-    threads_settable = hasattr(onnx_relu, "set_num_threads")
 
     print(f"onnx_relu from {Path(onnx_relu.__file__).parent}; sanitized: {not problems}")
     n_concurrent = max(large_sizes) if large_sizes else 4096
@@ -425,26 +394,25 @@ def main(argv: list[str] | None = None) -> int:
     tally = Tally()
     layouts = list(LAYOUTS)
     phases: list[tuple[str, int | None, Sequence[int], Sequence[int]]] = [
-        ("1 thread, small", 1 if threads_settable else None, SMALL_SIZES, OFFSETS),
-        ("1 thread, large", 1 if threads_settable else None, large_sizes, SPARSE_OFFSETS),
+        ("1 thread, small", 1, SMALL_SIZES, OFFSETS),
+        ("1 thread, large", 1, large_sizes, SPARSE_OFFSETS),
     ]
     tunings: dict[str, dict] = {}
-    if threads_settable:
-        for count in thread_counts:
-            phases.append((f"{count} threads", count, [*SMALL_SIZES, *large_sizes], SPARSE_OFFSETS))
-        # Thresholds lowered to 0 and chunks to 64 bytes: every small size is split across the
-        # pool and written with streaming stores, once per streaming code path of this CPU.
-        for isa in streaming_isas():
-            phase = f"2 threads, streaming {isa}, thresholds 0"
-            phases.append((phase, 2, SMALL_SIZES, SPARSE_OFFSETS))
-            tunings[phase] = dict(parallel_threshold=0, nt_threshold=0, min_chunk=64, nt_isa=isa)
-    else:
-        print("kernel threads: this build has no onnx_relu.set_num_threads; threaded phases skipped")
+    for count in thread_counts:
+        phases.append((f"{count} threads", count, [*SMALL_SIZES, *large_sizes], SPARSE_OFFSETS))
+    # Thresholds lowered to 0 and chunks to 64 bytes: every small size is split across the
+    # pool and written with streaming stores, once per streaming code path of this CPU.
+    for isa in streaming_isas():
+        phase = f"2 threads, streaming {isa}, thresholds 0"
+        phases.append((phase, 2, SMALL_SIZES, SPARSE_OFFSETS))
+        tunings[phase] = dict(parallel_threshold=0, nt_threshold=0, min_chunk=64, nt_isa=isa)
 
     t0 = time.perf_counter()
     for phase, count, sizes, offsets in phases:
         t = time.perf_counter()
-        tuning = kernel_tuning(**tunings[phase]) if phase in tunings else nullcontext()
+        tuning = (
+            onnx_relu.tuning.kernel_tuned(**tunings[phase]) if phase in tunings else nullcontext()
+        )
         with kernel_threads(count), tuning:
             ran = sweep(phase, sizes, offsets, layouts, pools, tally, args.max_failures)
         print(f"{phase}: {ran} cases ({len(layouts)} layouts x {len(ALL_RELU_DTYPES)} types x"

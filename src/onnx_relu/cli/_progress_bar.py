@@ -13,7 +13,7 @@ import sys
 from collections.abc import Iterator
 from typing import TextIO
 
-from .apply_files import Progress
+from ..files.progress import Progress
 
 __all__ = ["progress_bar"]
 

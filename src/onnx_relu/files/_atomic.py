@@ -15,7 +15,7 @@ import stat
 from collections.abc import Iterator
 from typing import BinaryIO
 
-__all__ = ["TEMP_SUFFIX", "atomic_file", "atomic_directory", "is_zarr_store"]
+__all__ = ["TEMP_SUFFIX", "atomic_file", "atomic_directory"]
 
 #: Suffix of every temporary file or folder this module creates.
 TEMP_SUFFIX = ".onnx-relu-tmp"
@@ -119,13 +119,6 @@ def atomic_file(path: str | os.PathLike[str]) -> Iterator[BinaryIO]:
     _fsync_folder(folder)
 
 
-def is_zarr_store(path: str | os.PathLike[str]) -> bool:
-    """True if ``path`` is a folder holding Zarr (format 2 or 3) metadata."""
-    return any(
-        os.path.isfile(os.path.join(path, marker)) for marker in ("zarr.json", ".zarray", ".zgroup")
-    )
-
-
 def _fsync_tree(root: str) -> None:
     for folder, _subfolders, files in os.walk(root):
         for name in files:
@@ -146,7 +139,9 @@ def atomic_directory(path: str | os.PathLike[str]) -> Iterator[str]:
     folder): it is renamed aside, the new one renamed in, then the old one deleted, so ``path``
     is briefly absent but never partial. On failure the temporary folder is deleted.
     """
-    import shutil  # here, not at the top: `import onnx_relu` stays fast
+    import shutil  # here, not at the top: importing the file layer stays fast
+
+    from .zarr_dask import is_zarr_store  # (here: zarr_dask itself imports this module)
 
     target, folder, name = _split(path)
     if os.path.lexists(target) and not (os.path.isdir(target) and is_zarr_store(target)):

@@ -6,7 +6,7 @@ the output, and the window is unmapped before the next, so peak memory is about 
 whatever the file's size (file pages stay in the OS page cache, not in the process). Anything
 involving ``.pb`` goes through memory (a TensorProto is at most 2 GiB anyway).
 
-The output is written atomically (:mod:`onnx_relu._atomic`); the input is only read.
+The output is written atomically (:func:`onnx_relu.files.atomic_file`); the input is only read.
 ``in_place=True`` rewrites a ``.npy`` file window by window through a writeable memory map;
 it is not atomic, but Relu is idempotent (``relu(relu(x)) == relu(x)``, NaN bits included),
 so running it again on a file whose rewrite was interrupted completes it correctly.
@@ -15,13 +15,13 @@ so running it again on a file whose rewrite was interrupted completes it correct
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 
 import numpy as np
 
-from ._api import check_dtype, relu
+from .. import check_dtype, relu
 from ._atomic import atomic_file
-from .tensor_files import (
+from .progress import Progress
+from .tensors import (
     NpyHeader,
     read_npy_header,
     read_pb_tensor,
@@ -30,14 +30,11 @@ from .tensor_files import (
     write_tensor,
 )
 
-__all__ = ["DEFAULT_CHUNK_BYTES", "relu_file"]
+__all__ = ["DEFAULT_CHUNK_BYTES", "relu_file", "check_file_arguments"]
 
 #: Bytes per memory-mapped window: large enough that per-window costs (mmap, munmap, one
 #: write call) vanish, small enough to stay near the CPU caches and keep peak memory low.
 DEFAULT_CHUNK_BYTES = 8 << 20
-
-#: ``progress(done_bytes, total_bytes)``, called once before the first window and after each.
-Progress = Callable[[int, int], None]
 
 
 def _windows(header: NpyHeader, chunk_bytes: int):
@@ -92,6 +89,57 @@ def _relu_npy_in_place(path: str, opset, chunk_bytes: int, progress) -> None:
         os.fsync(file.fileno())
 
 
+def check_file_arguments(
+    src: str | os.PathLike[str],
+    dst: str | os.PathLike[str] | None,
+    *,
+    in_place: bool,
+    src_name: str = "src",
+    dst_name: str = "dst",
+    in_place_name: str = "in_place=True",
+) -> tuple[str, str | None]:
+    """Check the arguments of :func:`relu_file` before anything is read; return the formats.
+
+    The rules: the suffixes name tensor formats; in place, there is no ``dst`` and ``src`` is
+    ``.npy``; otherwise ``dst`` is given. The ``onnx-relu apply`` command checks its ``IN``,
+    ``OUT`` and ``--in-place`` with the same rules, naming them with the ``*_name`` arguments.
+
+    Returns
+    -------
+    tuple of str
+        ``src``'s format and ``dst``'s (None in place): "npy" or "pb".
+
+    Raises
+    ------
+    UnsupportedFileFormatError
+        (a ``ValueError``) for a suffix that names no tensor format.
+    ValueError
+        for the wrong combination of ``dst`` and ``in_place``, or in place on a ``.pb`` file.
+
+    Examples
+    --------
+    >>> check_file_arguments("x.npy", "y.pb", in_place=False)
+    ('npy', 'pb')
+    >>> check_file_arguments("x.pb", None, in_place=True)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: in-place needs a .npy file; 'x.pb' is a .pb file, whose protobuf encoding ...
+    """
+    src_kind = tensor_format(src)
+    if in_place:
+        if dst is not None:
+            raise ValueError(f"{in_place_name} rewrites {src_name} itself: pass no {dst_name}")
+        if src_kind != "npy":
+            raise ValueError(
+                f"in-place needs a .npy file; {os.fspath(src)!r} is a .pb file, whose protobuf"
+                " encoding cannot be rewritten in place: write the result to a new file instead"
+            )
+        return src_kind, None
+    if dst is None:
+        raise ValueError(f"{dst_name} is required unless {in_place_name}")
+    return src_kind, tensor_format(dst)
+
+
 def relu_file(
     src: str | os.PathLike[str],
     dst: str | os.PathLike[str] | None = None,
@@ -129,7 +177,7 @@ def relu_file(
     Examples
     --------
     >>> import os, tempfile, numpy as np
-    >>> from onnx_relu.tensor_files import read_tensor, write_tensor
+    >>> from onnx_relu.files import read_tensor, write_tensor
     >>> folder = tempfile.mkdtemp()
     >>> write_tensor(os.path.join(folder, "x.npy"), np.array([-2.0, -0.0, 3.0]))
     >>> relu_file(os.path.join(folder, "x.npy"), os.path.join(folder, "y.npy"))
@@ -138,21 +186,11 @@ def relu_file(
     """
     if chunk_bytes < 1:
         raise ValueError(f"chunk_bytes must be >= 1, got {chunk_bytes}")
-    src_kind = tensor_format(src)
+    src_kind, dst_kind = check_file_arguments(src, dst, in_place=in_place)
     src = os.fspath(src)
     if in_place:
-        if dst is not None:
-            raise ValueError("in_place=True rewrites src itself: pass no dst")
-        if src_kind != "npy":
-            raise ValueError(
-                f"in-place needs a .npy file; {src!r} is a .pb file, whose protobuf encoding"
-                " cannot be rewritten in place: write the result to a new file instead"
-            )
         _relu_npy_in_place(src, opset, chunk_bytes, progress)
         return
-    if dst is None:
-        raise ValueError("dst is required unless in_place=True")
-    dst_kind = tensor_format(dst)
     dst = os.fspath(dst)
     if src_kind == "npy" and dst_kind == "npy":
         _relu_npy_to_npy(src, dst, opset, chunk_bytes, progress)

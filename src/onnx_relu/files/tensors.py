@@ -2,9 +2,10 @@
 
 The format is chosen by the file name's suffix (``.npy`` or ``.pb``, any letter case). Every
 type is stored bit for bit: NaN payloads, signalling bits and the sign of zero survive a round
-trip. Writes are atomic (see :mod:`onnx_relu._atomic`): a failed or interrupted write leaves no
-partial file. A file that cannot be read (empty, truncated, corrupt, not the format its suffix
-says) raises :class:`~onnx_relu.errors.InvalidTensorFileError`, a ``ValueError``.
+trip. Writes are atomic (see :func:`onnx_relu.files.atomic_file`): a failed or interrupted
+write leaves no partial file. A file that cannot be read (empty, truncated, corrupt, not the
+format its suffix says) raises :class:`~onnx_relu.errors.InvalidTensorFileError`, a
+``ValueError``.
 
 bfloat16 in ``.npy``
     NumPy has no bfloat16 type; ``numpy.save`` of an ``ml_dtypes.bfloat16`` array writes the
@@ -32,11 +33,11 @@ import struct
 from dataclasses import dataclass
 from typing import BinaryIO
 
-import ml_dtypes
 import numpy as np
 
+from ..dtypes import RELU_TYPE_BY_NAME, native
+from ..errors import InvalidTensorFileError, UnsupportedFileFormatError
 from ._atomic import atomic_file
-from .errors import InvalidTensorFileError, UnsupportedFileFormatError
 
 __all__ = [
     "TENSOR_FORMATS",
@@ -50,7 +51,7 @@ __all__ = [
 #: File suffix (lower case) -> format name.
 TENSOR_FORMATS: dict[str, str] = {".npy": "npy", ".pb": "pb"}
 
-_BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
+_BFLOAT16 = RELU_TYPE_BY_NAME["bfloat16"].dtype
 _BFLOAT16_NPY_DESCR = "<V2"  # what numpy.save writes for ml_dtypes.bfloat16
 _NPY_MAGIC = b"\x93NUMPY"
 _MAX_NPY_HEADER = 10_000  # numpy's own limit for literal_eval of a header
@@ -338,7 +339,7 @@ def read_pb_tensor(path: str | os.PathLike[str]) -> tuple[np.ndarray, str]:
 def _pb_bytes(array: np.ndarray, path: str, name: str) -> bytes:
     _onnx, numpy_helper = _import_onnx()
     if not array.dtype.isnative:  # TensorProto data is little-endian; onnx wants native input
-        array = array.astype(array.dtype.newbyteorder("="))
+        array = array.astype(native(array.dtype))
     try:
         tensor = numpy_helper.from_array(array, name=name)
     except (ValueError, TypeError, KeyError) as exc:

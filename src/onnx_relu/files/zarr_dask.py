@@ -11,7 +11,8 @@ onnx-relu installed.
 
 Safety: the type is checked (:func:`onnx_relu.check_dtype`) before any cluster work starts; the
 output is written to a temporary store next to ``dst`` and renamed to ``dst`` only once every
-chunk has been written and fsynced (:func:`onnx_relu._atomic.atomic_directory`).
+chunk has been written and fsynced; an existing ``dst`` is replaced only if it is a Zarr store
+(:func:`is_zarr_store`).
 
 Types: Zarr (zarr-python 3.1, formats 2 and 3) stores float16, float32, float64, int8, int16,
 int32 and int64. It has no bfloat16 data type, so a bfloat16 tensor cannot be a Zarr store;
@@ -27,15 +28,33 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from ._api import check_dtype, relu
+from .. import check_dtype, relu
+from ..errors import InvalidTensorFileError
 from ._atomic import atomic_directory
-from .apply_files import Progress
-from .errors import InvalidTensorFileError
+from .progress import Progress
 
-__all__ = ["relu_zarr", "dask_client", "CONNECT_TIMEOUT_S"]
+__all__ = ["relu_zarr", "dask_client", "is_zarr_store", "CONNECT_TIMEOUT_S"]
 
 #: How long to wait for a scheduler given by address before giving up.
 CONNECT_TIMEOUT_S = 10
+
+
+def is_zarr_store(path: str | os.PathLike[str]) -> bool:
+    """True if ``path`` is a folder holding Zarr (format 2 or 3) metadata.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> folder = tempfile.mkdtemp()
+    >>> is_zarr_store(folder)
+    False
+    >>> open(os.path.join(folder, "zarr.json"), "w").close()
+    >>> is_zarr_store(folder)
+    True
+    """
+    return any(
+        os.path.isfile(os.path.join(path, marker)) for marker in ("zarr.json", ".zarray", ".zgroup")
+    )
 
 
 def _import_dask():

@@ -13,13 +13,14 @@ is refused naming the node, the input, its type, the version and the allowed typ
 Inputs are fed as a list (in graph-input order) or a dict (by name); their types must equal the
 declared ones exactly (onnx-relu never casts). bfloat16 tensors are ``ml_dtypes.bfloat16`` arrays.
 
-This module imports onnx; ``import onnx_relu`` does not import it.
+This module imports onnx; ``import onnx_relu`` does not import it. ``onnx_relu.backend`` is the
+same module under the name ONNX users look for first (as ``onnx_tf.backend``).
 
 Examples
 --------
 >>> import numpy as np
 >>> from onnx import TensorProto, helper
->>> from onnx_relu import backend
+>>> from onnx_relu.onnx import backend
 >>> node = helper.make_node("Relu", ["x"], ["y"], name="relu")
 >>> graph = helper.make_graph(
 ...     [node], "g",
@@ -41,28 +42,27 @@ import onnx
 from onnx import numpy_helper
 from onnx.backend.base import Backend, BackendRep, Device, DeviceType, namedtupledict
 
-from ._api import relu
-from ._onnx_rules import (
-    arity_problems,
-    attribute_problems,
-    checked_model_opset,
-    describe_node,
-    dtype_of_onnx_type,
-    is_relu,
-    latest_onnx_opset,
-    load_model,
-    onnx_type_of_elem_type,
-    onnx_type_of_type_proto,
-    type_refusal,
-)
-from ._onnx_types import describe_dtype, onnx_type_name
-from .errors import (
+from .. import relu
+from ..dtypes import describe_dtype, dtype_of_onnx_type, native
+from ..errors import (
     InputTypeMismatchError,
     InvalidModelError,
     ModelInputError,
     OnnxReluError,
     UnsupportedOperatorError,
     UnsupportedTypeError,
+)
+from ..versions import ReluVersion, version_for_opset
+from ._models import checked_model_opset, latest_onnx_opset, load_model
+from ._rules import (
+    arity_problems,
+    attribute_problems,
+    describe_node,
+    is_relu,
+    onnx_type_of_dtype,
+    onnx_type_of_elem_type,
+    onnx_type_of_type_proto,
+    type_refusal,
 )
 
 __all__ = [
@@ -104,8 +104,14 @@ def _declared_shape(type_proto: onnx.TypeProto) -> tuple[int | None, ...] | None
     return tuple(d.dim_value if d.HasField("dim_value") else None for d in tensor_type.shape.dim)
 
 
-def _checked_relu_node(node: onnx.NodeProto, index: int, opset: int) -> str:
-    """Validate everything about a node that does not depend on types; return its description."""
+def _checked_relu_node(
+    node: onnx.NodeProto, index: int, opset: int, version: ReluVersion | None = None
+) -> tuple[str, ReluVersion]:
+    """Validate everything about a node that does not depend on types.
+
+    ``version`` is the Relu version in force at ``opset`` where the caller has resolved it.
+    Returns the node's description and that version.
+    """
     description = describe_node(node, index)
     if not is_relu(node):
         domain = node.domain or "ai.onnx"
@@ -113,14 +119,18 @@ def _checked_relu_node(node: onnx.NodeProto, index: int, opset: int) -> str:
             f"{description} is operator {node.op_type!r} of domain {domain!r}: the onnx-relu"
             " backend runs only ai.onnx Relu nodes"
         )
-    problems = arity_problems(node) + attribute_problems(node, opset)
+    if version is None:
+        version = version_for_opset(opset)
+    problems = arity_problems(node) + attribute_problems(node, version, opset)
     if problems:
         raise InvalidModelError(f"{description}: {'; '.join(problems)}")
-    return description
+    return description, version
 
 
-def _refuse_type(description: str, input_name: str, onnx_type: str, opset: int) -> None:
-    refusal = type_refusal(onnx_type, opset)
+def _refuse_type(
+    description: str, input_name: str, onnx_type: str, version: ReluVersion, opset: int
+) -> None:
+    refusal = type_refusal(onnx_type, version, opset)
     if refusal is not None:
         raise UnsupportedTypeError(
             f"{description}: input {input_name!r} has type {onnx_type}. {refusal}"
@@ -135,6 +145,8 @@ class OnnxReluBackendRep(BackendRep):
 
     def __init__(self, model: onnx.ModelProto) -> None:
         self.opset: int = checked_model_opset(model)
+        #: the Relu version in force at that opset
+        self.version: ReluVersion = version_for_opset(self.opset)
         graph = model.graph
         if graph.sparse_initializer:
             raise UnsupportedOperatorError(
@@ -165,7 +177,7 @@ class OnnxReluBackendRep(BackendRep):
 
         steps = []
         for index, node in enumerate(graph.node):
-            description = _checked_relu_node(node, index, self.opset)
+            description, _ = _checked_relu_node(node, index, self.opset, self.version)
             (input_name,), (output_name,) = node.input, node.output
             if input_name not in types:
                 raise InvalidModelError(
@@ -179,7 +191,7 @@ class OnnxReluBackendRep(BackendRep):
                 )
             onnx_type = types[input_name]
             if onnx_type is not None:
-                _refuse_type(description, input_name, onnx_type, self.opset)
+                _refuse_type(description, input_name, onnx_type, self.version, self.opset)
             types[output_name] = onnx_type
             steps.append(_ReluStep(index, description, input_name, output_name))
         self._steps: tuple[_ReluStep, ...] = tuple(steps)
@@ -234,8 +246,7 @@ class OnnxReluBackendRep(BackendRep):
         graph_input = self._inputs_by_name.get(name) or self._overridable[name]
         if graph_input.onnx_type is not None:
             fed = describe_dtype(array.dtype)
-            native = array.dtype if array.dtype.isnative else array.dtype.newbyteorder("=")
-            if native != dtype_of_onnx_type(graph_input.onnx_type):
+            if native(array.dtype) != dtype_of_onnx_type(graph_input.onnx_type):
                 raise InputTypeMismatchError(
                     f"input {name!r} is declared {graph_input.onnx_type} but was fed {fed};"
                     f" onnx-relu never casts: convert it explicitly"
@@ -278,7 +289,10 @@ class OnnxReluBackendRep(BackendRep):
                 y = relu(x, opset=self.opset)
             except UnsupportedTypeError:
                 # Only reachable when the graph leaves the type undeclared: say which node.
-                _refuse_type(step.description, step.input, _type_name_of(x.dtype), self.opset)
+                _refuse_type(
+                    step.description, step.input, onnx_type_of_dtype(x.dtype), self.version,
+                    self.opset,
+                )
                 raise
             values[step.output] = np.asarray(y)
         produced = {step.output for step in self._steps}
@@ -309,12 +323,6 @@ def _initializer_values(tensor: onnx.TensorProto) -> np.ndarray:
             f"initializer {tensor.name!r} cannot be decoded ({type(error).__name__}: {error});"
             " the model is corrupt"
         ) from None
-
-
-def _type_name_of(dtype: np.dtype) -> str:
-    """An array's type in ONNX terms ("tensor(uint8)"), or described if ONNX has no such type."""
-    native = dtype if dtype.isnative else dtype.newbyteorder("=")
-    return onnx_type_name(native) or describe_dtype(dtype)
 
 
 def _conversion_hint(onnx_type: str) -> str:
@@ -369,7 +377,7 @@ class OnnxReluBackend(Backend):
         """
         _check_device(cls, device)
         opset = kwargs.get("opset_version", latest_onnx_opset())
-        description = _checked_relu_node(node, 0, opset)
+        description, version = _checked_relu_node(node, 0, opset)
         (input_name,), (output_name,) = node.input, node.output
         if isinstance(inputs, Mapping):
             if set(inputs) != {input_name}:
@@ -384,7 +392,7 @@ class OnnxReluBackend(Backend):
                 raise ModelInputError(f"{description} takes one input, got {len(inputs)}")
             (x,) = inputs
         x = x if isinstance(x, np.ndarray) else np.asarray(x)
-        _refuse_type(description, input_name, _type_name_of(x.dtype), opset)
+        _refuse_type(description, input_name, onnx_type_of_dtype(x.dtype), version, opset)
         return namedtupledict("Outputs", [output_name])(np.asarray(relu(x, opset=opset)))
 
     @classmethod

@@ -7,7 +7,8 @@ Relu nodes of the main graph and of nested subgraphs (If, Loop, Scan bodies) are
 nodes inside model-local functions are not (their types depend on each call site).
 
 This module imports onnx; ``import onnx_relu`` does not (``onnx_relu.check_model`` imports it on
-first use).
+first use). Loading, finding the Relu nodes and inferring their types is :mod:`._models`'
+pipeline, which legalize runs too.
 
 Examples
 --------
@@ -28,23 +29,15 @@ tensor(float16). tensor(int8) is allowed from Relu-14 (opset >= 14).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import onnx
-from onnx import shape_inference
+from ..versions import ReluVersion
+from ._models import ReluSite, TypedModel, typed_relu_sites
+from ._rules import arity_problems, attribute_problems, node_label, type_refusal
 
-from ._onnx_rules import (
-    arity_problems,
-    attribute_problems,
-    checked_model_opset,
-    is_relu,
-    load_model,
-    onnx_type_of_elem_type,
-    onnx_type_of_type_proto,
-    type_refusal,
-)
-from .versions import version_for_opset
+if TYPE_CHECKING:
+    import onnx
 
 __all__ = ["Finding", "check_model"]
 
@@ -95,99 +88,18 @@ class Finding:
 
     @property
     def where(self) -> str:
-        node = (
-            f"Relu node {self.node_name!r} (node #{self.op_index})"
-            if self.node_name
-            else f"Relu node #{self.op_index} (unnamed)"
-        )
+        """The node's label, and the subgraph holding it if not the main graph."""
+        node = node_label("Relu", self.node_name, self.op_index)
         return f"{node} in {self.graph}" if self.graph else node
 
     def __str__(self) -> str:
         return f"{self.where}: {self.message}"
 
 
-@dataclass(frozen=True)
-class ReluSite:
-    """A Relu node found in a model, with the type of its input (None if unknown).
-
-    ``path`` locates the graph holding it: () for the main graph, else a sequence of
-    (node index, attribute name, graph index) steps from the main graph down.
-    """
-
-    path: tuple[tuple[int, str, int], ...]
-    graph_label: str
-    index: int
-    node: onnx.NodeProto
-    input_type: str | None
-
-
-def _value_types(graph: onnx.GraphProto, outer: dict[str, str | None]) -> dict[str, str | None]:
-    types = dict(outer)
-    for value in list(graph.input) + list(graph.value_info) + list(graph.output):
-        known = onnx_type_of_type_proto(value.type)
-        if known is not None or value.name not in types:
-            types[value.name] = known
-    for tensor in graph.initializer:
-        types[tensor.name] = onnx_type_of_elem_type(tensor.data_type)
-    return types
-
-
-def _subgraphs(node: onnx.NodeProto) -> Iterator[tuple[str, int, str, onnx.GraphProto]]:
-    """(attribute name, position, label suffix, graph) for each graph a node's attributes hold."""
-    for attribute in node.attribute:
-        if attribute.type == onnx.AttributeProto.GRAPH:
-            yield attribute.name, 0, attribute.name, attribute.g
-        elif attribute.type == onnx.AttributeProto.GRAPHS:
-            for position, graph in enumerate(attribute.graphs):
-                yield attribute.name, position, f"{attribute.name}[{position}]", graph
-
-
-def relu_sites(
-    graph: onnx.GraphProto,
-    outer: dict[str, str | None] | None = None,
-    path: tuple[tuple[int, str, int], ...] = (),
-    label: str = "",
-) -> Iterator[ReluSite]:
-    """Every ai.onnx Relu node of ``graph`` and its subgraphs, with its input's known type."""
-    types = _value_types(graph, outer or {})
-    for index, node in enumerate(graph.node):
-        if is_relu(node):
-            input_type = types.get(node.input[0]) if node.input and node.input[0] else None
-            yield ReluSite(path, label, index, node, input_type)
-        for attribute_name, position, suffix, subgraph in _subgraphs(node):
-            owner = f"{node.op_type} node {node.name!r}" if node.name else f"{node.op_type} node"
-            sub_label = f"{owner} (node #{index}).{suffix}"
-            if label:
-                sub_label = f"{label} > {sub_label}"
-            yield from relu_sites(
-                subgraph, types, path + ((index, attribute_name, position),), sub_label
-            )
-
-
-def inferred_model(model: onnx.ModelProto) -> onnx.ModelProto:
-    """The model with the value types onnx shape inference can derive (non-strict)."""
-    try:
-        return shape_inference.infer_shapes(
-            model, check_type=False, strict_mode=False, data_prop=False
-        )
-    except (
-        shape_inference.InferenceError,
-        onnx.checker.ValidationError,
-        RuntimeError,
-        # onnx's C++ inference raises these (std::invalid_argument, std::out_of_range) for
-        # malformed protos, e.g. "Invalid tensor data type 74." for an unknown element type.
-        ValueError,
-        IndexError,
-    ):
-        # Inference gave up on the whole model: judge with the declared types only (every
-        # value without one is then reported as not inferable, never guessed).
-        return model
-
-
-def findings_for_site(site: ReluSite, opset: int) -> list[Finding]:
-    """The findings for one Relu node at the model's opset (empty if it is valid)."""
+def findings_for_site(site: ReluSite, version: ReluVersion, opset: int) -> list[Finding]:
+    """The findings for one Relu node under ``version``, in force at the model's ``opset``
+    (empty if it is valid)."""
     node = site.node
-    version = version_for_opset(opset)
     input_name = node.input[0] if node.input else ""
 
     def finding(kind: str, message: str) -> Finding:
@@ -205,7 +117,9 @@ def findings_for_site(site: ReluSite, opset: int) -> list[Finding]:
         )
 
     found = [finding("arity", problem) for problem in arity_problems(node)]
-    found += [finding("attribute", problem) for problem in attribute_problems(node, opset)]
+    found += [
+        finding("attribute", problem) for problem in attribute_problems(node, version, opset)
+    ]
     if not input_name:
         return found
     if site.input_type is None:
@@ -218,7 +132,7 @@ def findings_for_site(site: ReluSite, opset: int) -> list[Finding]:
             )
         )
     else:
-        refusal = type_refusal(site.input_type, opset)
+        refusal = type_refusal(site.input_type, version, opset)
         if refusal is not None:
             found.append(
                 finding(
@@ -253,10 +167,13 @@ def check_model(model_or_path: onnx.ModelProto | str | bytes) -> list[Finding]:
         (a ValueError) if the content is not a readable ONNX model, or it has Relu nodes but no
         ai.onnx opset (or one the installed onnx does not know).
     """
-    model = load_model(model_or_path)
-    sites = list(relu_sites(model.graph))
-    if not sites:
-        return []
-    opset = checked_model_opset(model)
-    sites = list(relu_sites(inferred_model(model).graph))
-    return [finding for site in sites for finding in findings_for_site(site, opset)]
+    return _judged(model_or_path)[1]
+
+
+def _judged(model_or_path: object) -> tuple[TypedModel, list[Finding]]:
+    """The model's Relu nodes with their types, and the findings about them (legalize's start)."""
+    typed = typed_relu_sites(model_or_path)
+    if typed.version is None or typed.opset is None:  # no Relu node
+        return typed, []
+    version, opset = typed.version, typed.opset
+    return typed, [f for site in typed.sites for f in findings_for_site(site, version, opset)]

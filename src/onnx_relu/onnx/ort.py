@@ -1,9 +1,25 @@
-"""Running a model in onnxruntime's CPU provider from numpy arrays, bfloat16 included.
+"""Running a model in onnxruntime's CPU provider from numpy arrays, bfloat16 included: the one
+onnxruntime session helper of onnx-relu (legalize, its probe, the tools and the benchmark use it).
 
 onnxruntime's ``InferenceSession.run`` can neither take nor return ``ml_dtypes.bfloat16`` arrays
 ("Numpy_type 256 can't be converted to MLDataType"). Here every input and output goes through an
 io binding: bfloat16 inputs are handed over as their uint16 bit patterns with the ONNX type
 BFLOAT16, and bfloat16 outputs are copied out of onnxruntime's buffer bit for bit.
+
+This module imports onnxruntime (``pip install "onnx-relu[ort]"``); nothing else in onnx-relu
+imports it before it is needed.
+
+Examples
+--------
+>>> import ml_dtypes, numpy as np
+>>> from onnx import TensorProto, helper
+>>> graph = helper.make_graph(
+...     [helper.make_node("Identity", ["x"], ["y"])], "g",
+...     [helper.make_tensor_value_info("x", TensorProto.BFLOAT16, [3])],
+...     [helper.make_tensor_value_info("y", TensorProto.BFLOAT16, [3])])
+>>> model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
+>>> run_model(model, {"x": np.array([-1.5, 0.0, 2.5], dtype=ml_dtypes.bfloat16)})
+[array([-1.5, 0, 2.5], dtype=bfloat16)]
 """
 
 from __future__ import annotations
@@ -12,14 +28,17 @@ import ctypes
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-import ml_dtypes
 import numpy as np
+import onnxruntime
+
+from ..dtypes import RELU_TYPE_BY_NAME, native
 
 if TYPE_CHECKING:
     import onnx
-    import onnxruntime
 
-_BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
+__all__ = ["inference_session", "run_session", "run_model"]
+
+_BFLOAT16 = RELU_TYPE_BY_NAME["bfloat16"]
 
 
 def inference_session(
@@ -27,11 +46,16 @@ def inference_session(
 ) -> onnxruntime.InferenceSession:
     """An onnxruntime CPU session for ``model``, quiet (errors raise, nothing is logged).
 
+    Parameters
+    ----------
+    model : onnx.ModelProto or bytes
+        The model or its serialized bytes.
+    threads : int
+        onnxruntime's intra-op thread count (its inter-op count is 1).
+
     Raises whatever onnxruntime raises for a model it cannot load or has no kernel for
     (e.g. ``NotImplemented``: "Could not find an implementation for Relu(14)").
     """
-    import onnxruntime
-
     options = onnxruntime.SessionOptions()
     options.log_severity_level = 3
     options.intra_op_num_threads = threads
@@ -49,21 +73,17 @@ def run_session(
 
     bfloat16 arrays (ml_dtypes) go in and come out unchanged bit for bit.
     """
-    import onnxruntime
-    from onnx import TensorProto
-
     binding = session.io_binding()
     for name, value in feeds.items():
         array = np.asarray(value)
-        if not array.dtype.isnative:
-            array = array.astype(array.dtype.newbyteorder("="))
+        array = array.astype(native(array.dtype)) if not array.dtype.isnative else array
         if not array.flags.c_contiguous:
             array = array.copy(order="C")  # (np.ascontiguousarray would make 0-d arrays 1-d)
-        if array.dtype == _BFLOAT16:
+        if array.dtype == _BFLOAT16.dtype:
             binding.bind_ortvalue_input(
                 name,
                 onnxruntime.OrtValue.ortvalue_from_numpy_with_onnx_type(
-                    array.view(np.uint16), TensorProto.BFLOAT16
+                    array.view(_BFLOAT16.bits_dtype), _BFLOAT16.elem_type
                 ),
             )
         else:
@@ -75,10 +95,11 @@ def run_session(
 
 
 def _to_numpy(value: onnxruntime.OrtValue) -> np.ndarray:
-    if value.data_type() == "tensor(bfloat16)":
+    if value.data_type() == _BFLOAT16.onnx_name:
         shape = tuple(value.shape())
         raw = ctypes.string_at(value.data_ptr(), value.tensor_size_in_bytes())
-        return np.frombuffer(raw, dtype=np.uint16).view(_BFLOAT16).reshape(shape).copy()
+        bits = np.frombuffer(raw, dtype=_BFLOAT16.bits_dtype)
+        return bits.view(_BFLOAT16.dtype).reshape(shape).copy()
     return value.numpy()
 
 

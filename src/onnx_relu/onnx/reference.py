@@ -16,7 +16,7 @@ Examples
 >>> import numpy as np
 >>> from onnx import TensorProto, helper
 >>> from onnx.reference import ReferenceEvaluator
->>> from onnx_relu.reference import Relu
+>>> from onnx_relu.onnx.reference import Relu
 >>> graph = helper.make_graph(
 ...     [helper.make_node("Relu", ["x"], ["y"])], "g",
 ...     [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3])],
@@ -33,15 +33,17 @@ from typing import Any
 import numpy as np
 from onnx.reference.op_run import OpRun
 
-from ._api import relu
-from ._onnx_rules import (
+from .. import relu
+from ..errors import InvalidModelError, UnsupportedTypeError
+from ..versions import ReluVersion, version_for_opset
+from ._rules import (
     AI_ONNX_DOMAINS,
     arity_problems,
     attribute_problems,
+    describe_node,
+    onnx_type_of_dtype,
     type_refusal,
 )
-from ._onnx_types import describe_dtype, onnx_type_name
-from .errors import InvalidModelError, UnsupportedTypeError
 
 __all__ = ["Relu"]
 
@@ -57,9 +59,9 @@ def _ai_onnx_opset(run_params: dict[str, Any]) -> int:
     )
 
 
-def _node_label(node) -> str:
+def _label(node) -> str:
     # The evaluator does not tell an operator its position in the graph: name only.
-    return f"Relu node {node.name!r}" if node.name else "Relu node (unnamed)"
+    return describe_node(node, None)
 
 
 class Relu(OpRun):
@@ -71,9 +73,13 @@ class Relu(OpRun):
         super().__init__(onnx_node, run_params, schema)
         #: the model's ai.onnx opset, which selects the Relu version
         self.opset: int = _ai_onnx_opset(run_params)
-        problems = arity_problems(onnx_node) + attribute_problems(onnx_node, self.opset)
+        #: the Relu version in force at that opset
+        self.version: ReluVersion = version_for_opset(self.opset)
+        problems = arity_problems(onnx_node) + attribute_problems(
+            onnx_node, self.version, self.opset
+        )
         if problems:
-            raise InvalidModelError(f"{_node_label(onnx_node)}: {'; '.join(problems)}")
+            raise InvalidModelError(f"{_label(onnx_node)}: {'; '.join(problems)}")
 
     def run(self, *args, **kwargs):
         # Checked here rather than in _run: OpRun.run rewraps every TypeError raised by _run into
@@ -86,12 +92,11 @@ class Relu(OpRun):
         dtype = getattr(x, "dtype", None)
         if dtype is None:
             dtype = np.asarray(x).dtype
-        native = dtype if dtype.isnative else dtype.newbyteorder("=")
-        onnx_type = onnx_type_name(native) or describe_dtype(dtype)
-        refusal = type_refusal(onnx_type, self.opset)
+        onnx_type = onnx_type_of_dtype(dtype)
+        refusal = type_refusal(onnx_type, self.version, self.opset)
         if refusal is not None:
             raise UnsupportedTypeError(
-                f"{_node_label(self.onnx_node)}: input {self.onnx_node.input[0]!r} has type"
+                f"{_label(self.onnx_node)}: input {self.onnx_node.input[0]!r} has type"
                 f" {onnx_type}. {refusal}"
             )
 

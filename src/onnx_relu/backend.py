@@ -1,0 +1,31 @@
+"""``onnx_relu.backend``: the onnx-relu ONNX backend under the name ONNX users look for first
+(as ``onnx_tf.backend``). It is :mod:`onnx_relu.onnx.backend`, re-exported; importing it imports
+onnx.
+
+Examples
+--------
+>>> from onnx_relu import backend
+>>> from onnx_relu.onnx import backend as onnx_layer_backend
+>>> backend.OnnxReluBackend is onnx_layer_backend.OnnxReluBackend, backend.supports_device("CPU")
+(True, True)
+"""
+
+from .onnx.backend import (
+    OnnxReluBackend,
+    OnnxReluBackendRep,
+    is_compatible,
+    prepare,
+    run_model,
+    run_node,
+    supports_device,
+)
+
+__all__ = [
+    "OnnxReluBackend",
+    "OnnxReluBackendRep",
+    "prepare",
+    "run_model",
+    "run_node",
+    "supports_device",
+    "is_compatible",
+]

@@ -1,0 +1,179 @@
+"""``onnx-relu apply IN OUT``: Relu of a tensor file (.npy, .pb), in place, or of a Zarr store on
+Dask (``--dask``)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+from ..errors import UnsupportedFileFormatError
+from ._common import (
+    EXIT_OK,
+    NOT_WRITTEN,
+    PROG,
+    UsageError,
+    check_readable,
+    check_writable_destination,
+    positive_int,
+    run_guarded,
+    thread_limit,
+)
+
+_APPLY_EXAMPLES = f"""\
+examples:
+  {PROG} apply x.npy y.npy                     .npy in chunks: memory stays flat
+  {PROG} apply x.npy y.pb                      any mix of .npy and .pb (ONNX TensorProto)
+  {PROG} apply --opset 13 input_0.pb output_0.pb
+  {PROG} apply --in-place big.npy
+  {PROG} apply in.zarr out.zarr --dask --scheduler tcp://10.0.0.5:8786
+
+OUT is written to a temporary file next to it and renamed when complete: an interrupted or
+failed run leaves OUT as it was and never changes IN. --in-place is not atomic, but Relu is
+idempotent: run the same command again to finish an interrupted in-place rewrite.
+"""
+
+_IN_PLACE_AFTERMATH = (
+    "IN may be partly rewritten; run the same command again to finish it (Relu is idempotent)"
+)
+
+
+def add_command(commands: argparse._SubParsersAction) -> None:
+    """Add the ``apply`` subcommand's parser to ``commands``."""
+    parser = commands.add_parser(
+        "apply",
+        help="apply Relu to a tensor file (.npy, .pb) or a Zarr store (--dask)",
+        description="Apply Relu to the tensor in IN and write it to OUT. IN and OUT are .npy\n"
+        "(NumPy) or .pb (ONNX TensorProto) files, in any combination; .npy is processed in\n"
+        "chunks through a memory map, so files larger than memory work. With --dask, IN and\n"
+        "OUT are Zarr stores processed on a Dask cluster.",
+        epilog=_APPLY_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("input", metavar="IN", help="the input tensor file or Zarr store")
+    parser.add_argument(
+        "output", metavar="OUT", nargs="?", help="where to write the result (omit with --in-place)"
+    )
+    parser.add_argument(
+        "--opset",
+        type=positive_int,
+        metavar="N",
+        help="ai.onnx opset of the model: selects the Relu version and so the allowed types "
+        "(default: the latest)",
+    )
+    parser.add_argument(
+        "--threads", type=positive_int, metavar="N", help="threads for the Relu kernel"
+    )
+    parser.add_argument(
+        "--in-place", action="store_true", help="rewrite IN itself (.npy only; not atomic)"
+    )
+    parser.add_argument(
+        "-q", "--quiet", action="store_true", help="no progress bar (none is shown off a terminal)"
+    )
+    parser.add_argument(
+        "--dask", action="store_true", help="IN and OUT are Zarr stores; compute on Dask"
+    )
+    parser.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="address of a running dask.distributed scheduler, e.g. tcp://10.0.0.5:8786 "
+        "(with --dask; default: start a LocalCluster on this machine)",
+    )
+    parser.set_defaults(handler=run)
+
+
+def _is_zarr_name(path: str) -> bool:
+    return path.rstrip("/\\").lower().endswith(".zarr")
+
+
+def _validate_dask(args: argparse.Namespace) -> None:
+    if args.in_place:
+        raise UsageError("--in-place works on .npy files, not with --dask")
+    if args.threads is not None:
+        raise UsageError("--threads does not apply with --dask: size the Dask cluster instead")
+    if args.output is None:
+        raise UsageError("OUT is required: apply IN.zarr OUT.zarr --dask")
+    for role, path in (("IN", args.input), ("OUT", args.output)):
+        if not _is_zarr_name(path):
+            raise UsageError(f"with --dask, {role} must be a Zarr store named *.zarr, got {path!r}")
+    check_readable(args.input, "IN", folder=True)
+    check_writable_destination(args.output)
+    from ..files.zarr_dask import is_zarr_store
+
+    if os.path.lexists(args.output) and not (
+        os.path.isdir(args.output) and is_zarr_store(args.output)
+    ):
+        raise UsageError(f"OUT {args.output!r} exists and is not a Zarr store; not replacing it")
+
+
+def _validate(args: argparse.Namespace) -> None:
+    """Everything that can be checked before work starts; raises UsageError."""
+    from ..files.apply import check_file_arguments
+
+    if args.scheduler and not args.dask:
+        raise UsageError("--scheduler needs --dask (it is the Dask scheduler's address)")
+    if args.dask:
+        _validate_dask(args)
+        return
+    if _is_zarr_name(args.input) or (args.output and _is_zarr_name(args.output)):
+        raise UsageError("Zarr stores are processed on Dask: add --dask")
+    # relu_file's own rules (formats by suffix, --in-place on .npy only, OUT unless in place),
+    # in the command's words; UnsupportedFileFormatError passes as it is (also exit 2).
+    try:
+        check_file_arguments(
+            args.input, args.output, in_place=args.in_place,
+            src_name="IN", dst_name="OUT", in_place_name="--in-place",
+        )
+    except UnsupportedFileFormatError:
+        raise
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    check_readable(args.input, "IN")
+    if args.in_place:
+        if not os.access(args.input, os.W_OK):
+            raise UsageError(f"--in-place: IN {args.input!r} is not writable (permission denied)")
+        return
+    if os.path.isdir(args.output):
+        raise UsageError(f"OUT {args.output!r} is a folder, not a file name")
+    check_writable_destination(args.output)
+
+
+def _apply(args: argparse.Namespace) -> int:
+    from ._progress_bar import progress_bar
+
+    _validate(args)
+    description = f"relu {os.path.basename(args.input.rstrip('/'))}"
+    with progress_bar(description, enabled=not args.quiet) as progress:
+        if args.dask:
+            from ..files.zarr_dask import relu_zarr
+
+            relu_zarr(
+                args.input,
+                args.output,
+                opset=args.opset,
+                scheduler=args.scheduler,
+                progress=progress,
+            )
+            return EXIT_OK
+        from ..files import relu_file
+
+        with thread_limit(args.threads):
+            relu_file(
+                args.input,
+                args.output,
+                opset=args.opset,
+                in_place=args.in_place,
+                progress=progress,
+            )
+    return EXIT_OK
+
+
+def run(args: argparse.Namespace) -> int:
+    """Check the arguments, then apply Relu; see :func:`._common.run_guarded` for the statuses."""
+    aftermath = _IN_PLACE_AFTERMATH if args.in_place else None
+    return run_guarded(
+        f"{PROG} apply",
+        lambda: _apply(args),
+        after_interrupt=aftermath or NOT_WRITTEN,
+        after_failure=f"; {aftermath or 'OUT left unchanged'}",
+        job="the Dask job" if args.dask else None,
+    )

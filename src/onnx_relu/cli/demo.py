@@ -1,0 +1,23 @@
+"""``onnx-relu demo`` (also the command with no subcommand): the specification's nine examples."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def add_command(commands: argparse._SubParsersAction) -> None:
+    """Add the ``demo`` subcommand's parser to ``commands``."""
+    parser = commands.add_parser(
+        "demo",
+        help="run the specification's nine examples and check every result (the default)",
+        description="Run the Relu specification's nine examples through onnx-relu and check "
+        "that every result matches exactly. Exit status 1 if any does not.",
+    )
+    parser.set_defaults(handler=run)
+
+
+def run(_args: argparse.Namespace | None = None) -> int:
+    """Run the demo; 0 if every example matches the specification exactly, else 1."""
+    from ..demo import run_demo
+
+    return run_demo()

@@ -1,0 +1,64 @@
+"""``onnx-relu legalize MODEL OUT``: a copy of MODEL whose Relu nodes onnxruntime runs."""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+from ._common import (
+    EXIT_OK,
+    NOT_WRITTEN,
+    PROG,
+    UsageError,
+    check_readable,
+    check_writable_destination,
+    run_guarded,
+)
+
+
+def add_command(commands: argparse._SubParsersAction) -> None:
+    """Add the ``legalize`` subcommand's parser to ``commands``."""
+    parser = commands.add_parser(
+        "legalize",
+        help="rewrite the Relu nodes a runtime cannot run into equivalent subgraphs",
+        description="Write a copy of MODEL in which onnxruntime's CPU provider can run every "
+        "Relu node (bfloat16, int16, int64 ...), with onnx-relu's values. Other nodes are "
+        "untouched. OUT is written atomically.",
+        epilog=f"examples:\n  {PROG} legalize model.onnx model.ort.onnx\n"
+        f"  {PROG} legalize --exact model.onnx model.exact.onnx   also make float Relus exact",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("model", metavar="MODEL.onnx", help="the model file")
+    parser.add_argument("output", metavar="OUT.onnx", help="where to write the new model")
+    parser.add_argument("--target", choices=("onnxruntime",), default="onnxruntime",
+                        help="the runtime to legalize for (default: onnxruntime)")
+    parser.add_argument("--exact", action="store_true",
+                        help="also rewrite the Relus the runtime runs with other values "
+                        "(-0.0 kept, float16 NaNs quieted) so that every result is exact")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Legalize the model and write it to OUT atomically."""
+
+    def work() -> int:
+        check_readable(args.model, "MODEL")
+        if os.path.isdir(args.output):
+            raise UsageError(f"OUT {args.output!r} is a folder, not a file name")
+        check_writable_destination(args.output)
+        from ..errors import LegalizationError
+        from ..files import atomic_file
+        from ..onnx import legalize
+
+        try:
+            model = legalize(args.model, target=args.target, exact=args.exact)
+        except LegalizationError as exc:
+            raise UsageError(str(exc)) from None
+        data = model.SerializeToString()
+        with atomic_file(args.output) as file:
+            file.write(data)
+        print(f"wrote {args.output}")
+        return EXIT_OK
+
+    return run_guarded(f"{PROG} legalize", work, after_interrupt=NOT_WRITTEN,
+                       after_failure="; OUT left unchanged")

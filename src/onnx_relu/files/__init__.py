@@ -1,0 +1,50 @@
+"""The file layer: tensor files and their Relu, in bounded memory, and Zarr stores on Dask.
+
+Needs numpy only for ``.npy``; ``.pb`` (ONNX TensorProto) files import onnx when one is read or
+written (``pip install "onnx-relu[onnx]"``), and :func:`relu_zarr` imports dask, distributed and
+zarr when it runs (``pip install "onnx-relu[dask]"``). Importing this package imports none of
+them.
+
+- :func:`read_tensor`, :func:`write_tensor` (:mod:`.tensors`): ``.npy`` and ``.pb``, bit for bit.
+- :func:`relu_file` (:mod:`.apply`): Relu of a whole file, out of core for ``.npy``, or in place.
+- :func:`relu_zarr` (:mod:`.zarr_dask`): Relu of a Zarr store on a Dask cluster.
+- :data:`Progress` (:mod:`.progress`): the ``progress(done_bytes, total_bytes)`` callback type.
+- :func:`atomic_file`, :data:`TEMP_SUFFIX`: how every output file is written (the new content
+  under a temporary name ending in ``TEMP_SUFFIX``, renamed over the destination when complete).
+
+Examples
+--------
+>>> import os, tempfile, numpy as np
+>>> from onnx_relu.files import read_tensor, relu_file, write_tensor
+>>> folder = tempfile.mkdtemp()
+>>> write_tensor(os.path.join(folder, "x.pb"), np.array([-1, 0, 5], dtype=np.int16))
+>>> relu_file(os.path.join(folder, "x.pb"), os.path.join(folder, "y.npy"))
+>>> read_tensor(os.path.join(folder, "y.npy"))
+array([0, 0, 5], dtype=int16)
+"""
+
+from ._atomic import TEMP_SUFFIX, atomic_file
+from .apply import relu_file
+from .progress import Progress
+from .tensors import read_tensor, write_tensor
+
+__all__ = [
+    "read_tensor",
+    "write_tensor",
+    "relu_file",
+    "relu_zarr",
+    "Progress",
+    "atomic_file",
+    "TEMP_SUFFIX",
+]
+
+
+def __getattr__(name: str):
+    # relu_zarr's module imports nothing heavy itself; it is still loaded only when asked for,
+    # so that importing the file layer stays as small as the job in hand.
+    if name == "relu_zarr":
+        from .zarr_dask import relu_zarr
+
+        globals()[name] = relu_zarr
+        return relu_zarr
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,43 @@
+"""The ONNX layer: onnx-relu for ONNX models (needs ``pip install "onnx-relu[onnx]"``).
+
+Importing it imports onnx, never onnxruntime; the modules that run onnxruntime
+(:mod:`onnx_relu.onnx.ort`, and :mod:`onnx_relu.onnx.probe` when it probes) import it
+themselves (``pip install "onnx-relu[ort]"``).
+
+- :func:`check_model`, :class:`Finding` (:mod:`.check`): judge every Relu node of any model.
+- :func:`legalize`, :func:`run_with_onnxruntime` (:mod:`.legalization`): make onnxruntime run
+  every Relu node with onnx-relu's values; run a model in onnxruntime, bfloat16 included.
+- :mod:`.backend`: an ``onnx.backend.base.Backend`` for models made of Relu nodes (also
+  importable as ``onnx_relu.backend``).
+- :mod:`.reference`: ``Relu`` for ``onnx.reference.ReferenceEvaluator(model, new_ops=[Relu])``.
+- :mod:`.probe`: what the installed onnxruntime does with each Relu type and opset.
+- :mod:`.ort`: the onnxruntime session helper (io binding with bfloat16).
+- :func:`load_model`, :func:`ai_onnx_opset`, :func:`is_relu`: reading models, for tools.
+
+Examples
+--------
+>>> from onnx import TensorProto, helper
+>>> from onnx_relu.onnx import check_model, is_relu
+>>> node = helper.make_node("Relu", ["x"], ["y"])
+>>> graph = helper.make_graph(
+...     [node], "g",
+...     [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+...     [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
+>>> is_relu(node), check_model(helper.make_model(graph))
+(True, [])
+"""
+
+from ._models import ai_onnx_opset, load_model
+from ._rules import is_relu
+from .check import Finding, check_model
+from .legalization import legalize, run_with_onnxruntime
+
+__all__ = [
+    "check_model",
+    "Finding",
+    "legalize",
+    "run_with_onnxruntime",
+    "load_model",
+    "ai_onnx_opset",
+    "is_relu",
+]

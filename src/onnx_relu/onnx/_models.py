@@ -1,0 +1,251 @@
+"""Models: loading one (a path, its bytes or a ModelProto; external data beside a file), its
+ai.onnx opset, and THE pipeline that check_model and legalize both run: load, find the Relu
+nodes, infer the value types, and hand back each Relu with its input's type
+(:func:`typed_relu_sites`).
+
+Relu nodes of the main graph and of nested subgraphs (If, Loop, Scan bodies) are found; those
+inside model-local functions are not (their types depend on each call site).
+
+Examples
+--------
+>>> from onnx import TensorProto, helper
+>>> graph = helper.make_graph(
+...     [helper.make_node("Relu", ["x"], ["y"], name="relu1")], "g",
+...     [helper.make_tensor_value_info("x", TensorProto.INT8, [2])],
+...     [helper.make_tensor_value_info("y", TensorProto.INT8, [2])])
+>>> model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+>>> typed = typed_relu_sites(model.SerializeToString())
+>>> typed.opset, typed.version.name, [(s.node.name, s.input_type) for s in typed.sites]
+(13, 'Relu-13', [('relu1', 'tensor(int8)')])
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import onnx
+from onnx import shape_inference
+
+from ..errors import InvalidModelError
+from ..versions import ReluVersion, version_for_opset
+from ._rules import AI_ONNX_DOMAINS, is_relu, onnx_type_of_elem_type, onnx_type_of_type_proto
+
+__all__ = [
+    "load_model",
+    "latest_onnx_opset",
+    "ai_onnx_opset",
+    "checked_model_opset",
+    "ReluSite",
+    "relu_sites",
+    "inferred_model",
+    "TypedModel",
+    "typed_relu_sites",
+]
+
+
+def load_model(model_or_path: object) -> onnx.ModelProto:
+    """A ModelProto from a ModelProto, a path (str or os.PathLike) or the serialized bytes.
+
+    Raises OSError (e.g. FileNotFoundError) for a file that cannot be opened, and
+    InvalidModelError (a ValueError) for content that is not a readable ONNX model.
+    """
+    from google.protobuf.message import DecodeError
+
+    if isinstance(model_or_path, onnx.ModelProto):
+        return model_or_path
+    if isinstance(model_or_path, (bytes, bytearray, memoryview)):
+        source, data = "the given bytes", bytes(model_or_path)
+    elif isinstance(model_or_path, (str, os.PathLike)):
+        source = f"file {os.fspath(model_or_path)!r}"
+        with open(model_or_path, "rb") as stream:
+            data = stream.read()
+    else:
+        raise TypeError(
+            "expected an onnx.ModelProto, a path (str or os.PathLike) or bytes,"
+            f" got {type(model_or_path).__name__}"
+        )
+    model = onnx.ModelProto()
+    try:
+        model.ParseFromString(data)
+    except DecodeError as error:
+        raise InvalidModelError(f"{source} is not a readable ONNX model: {error}") from None
+    # Protobuf parses many byte strings (the empty one included) into some message: a real
+    # model has an IR version and a graph.
+    if model.ir_version <= 0 or not model.HasField("graph"):
+        raise InvalidModelError(
+            f"{source} is not an ONNX model: it has no IR version or no graph"
+            f" (ir_version={model.ir_version}, {len(data)} bytes)"
+        )
+    if source.startswith("file"):
+        _load_external_data(model, os.path.dirname(os.path.abspath(model_or_path)), source)
+    return model
+
+
+def _load_external_data(model: onnx.ModelProto, base_dir: str, source: str) -> None:
+    """Read initializers stored beside the model file (as onnx.load does)."""
+    from onnx.checker import ValidationError
+    from onnx.external_data_helper import load_external_data_for_model, uses_external_data
+
+    if any(uses_external_data(tensor) for tensor in model.graph.initializer):
+        try:
+            load_external_data_for_model(model, base_dir)
+        # onnx raises ValidationError (not a ValueError) for a location that is missing, not a
+        # regular file, absolute or outside the model's folder.
+        except (OSError, ValueError, ValidationError) as error:
+            raise InvalidModelError(
+                f"{source}: its external tensor data cannot be read: {error}"
+            ) from error
+
+
+def latest_onnx_opset() -> int:
+    """The newest ai.onnx opset the installed onnx package knows."""
+    return onnx.defs.onnx_opset_version()
+
+
+def ai_onnx_opset(model: onnx.ModelProto) -> int | None:
+    """The model's ai.onnx opset version, or None if it imports none.
+
+    Raises InvalidModelError if "" and "ai.onnx" are both imported with different versions.
+    """
+    versions = {entry.version for entry in model.opset_import if entry.domain in AI_ONNX_DOMAINS}
+    if len(versions) > 1:
+        raise InvalidModelError(
+            f"the model imports the ai.onnx operator set twice with different versions"
+            f" {sorted(versions)} (as domain '' and 'ai.onnx')"
+        )
+    return versions.pop() if versions else None
+
+
+def checked_model_opset(model: onnx.ModelProto) -> int:
+    """The model's ai.onnx opset, refused (InvalidModelError) if missing or unknown to onnx."""
+    opset = ai_onnx_opset(model)
+    if opset is None:
+        raise InvalidModelError(
+            "the model imports no ai.onnx operator set (opset_import has no domain '' or"
+            " 'ai.onnx'), so the Relu version in force is undefined"
+        )
+    latest = latest_onnx_opset()
+    if not 1 <= opset <= latest:
+        raise InvalidModelError(
+            f"the model's ai.onnx opset is {opset}; the installed onnx knows opsets 1 to {latest}"
+        )
+    return opset
+
+
+@dataclass(frozen=True)
+class ReluSite:
+    """A Relu node found in a model, with the type of its input (None if unknown).
+
+    ``path`` locates the graph holding it: () for the main graph, else a sequence of
+    (node index, attribute name, graph index) steps from the main graph down.
+    """
+
+    path: tuple[tuple[int, str, int], ...]
+    graph_label: str
+    index: int
+    node: onnx.NodeProto
+    input_type: str | None
+
+
+def _value_types(graph: onnx.GraphProto, outer: dict[str, str | None]) -> dict[str, str | None]:
+    types = dict(outer)
+    for value in list(graph.input) + list(graph.value_info) + list(graph.output):
+        known = onnx_type_of_type_proto(value.type)
+        if known is not None or value.name not in types:
+            types[value.name] = known
+    for tensor in graph.initializer:
+        types[tensor.name] = onnx_type_of_elem_type(tensor.data_type)
+    return types
+
+
+def _subgraphs(node: onnx.NodeProto) -> Iterator[tuple[str, int, str, onnx.GraphProto]]:
+    """(attribute name, position, label suffix, graph) for each graph a node's attributes hold."""
+    for attribute in node.attribute:
+        if attribute.type == onnx.AttributeProto.GRAPH:
+            yield attribute.name, 0, attribute.name, attribute.g
+        elif attribute.type == onnx.AttributeProto.GRAPHS:
+            for position, graph in enumerate(attribute.graphs):
+                yield attribute.name, position, f"{attribute.name}[{position}]", graph
+
+
+def relu_sites(
+    graph: onnx.GraphProto,
+    outer: dict[str, str | None] | None = None,
+    path: tuple[tuple[int, str, int], ...] = (),
+    label: str = "",
+) -> Iterator[ReluSite]:
+    """Every ai.onnx Relu node of ``graph`` and its subgraphs, with its input's known type."""
+    types = _value_types(graph, outer or {})
+    for index, node in enumerate(graph.node):
+        if is_relu(node):
+            input_type = types.get(node.input[0]) if node.input and node.input[0] else None
+            yield ReluSite(path, label, index, node, input_type)
+        for attribute_name, position, suffix, subgraph in _subgraphs(node):
+            # Where a subgraph hangs, e.g. "If node 'cond' (node #2).then_branch" (an unnamed
+            # owner reads "If node (node #2).then_branch").
+            owner = f"{node.op_type} node {node.name!r}" if node.name else f"{node.op_type} node"
+            sub_label = f"{owner} (node #{index}).{suffix}"
+            if label:
+                sub_label = f"{label} > {sub_label}"
+            yield from relu_sites(
+                subgraph, types, path + ((index, attribute_name, position),), sub_label
+            )
+
+
+def inferred_model(model: onnx.ModelProto) -> onnx.ModelProto:
+    """The model with the value types onnx shape inference can derive (non-strict)."""
+    try:
+        return shape_inference.infer_shapes(
+            model, check_type=False, strict_mode=False, data_prop=False
+        )
+    except (
+        shape_inference.InferenceError,
+        onnx.checker.ValidationError,
+        RuntimeError,
+        # onnx's C++ inference raises these (std::invalid_argument, std::out_of_range) for
+        # malformed protos, e.g. "Invalid tensor data type 74." for an unknown element type.
+        ValueError,
+        IndexError,
+    ):
+        # Inference gave up on the whole model: judge with the declared types only (every
+        # value without one is then reported as not inferable, never guessed).
+        return model
+
+
+@dataclass(frozen=True)
+class TypedModel:
+    """A loaded model and its Relu nodes, each with its input's inferred type.
+
+    Attributes
+    ----------
+    model : onnx.ModelProto
+        The model as loaded (not the inferred copy).
+    opset : int or None
+        Its ai.onnx opset; None only when it has no Relu node (then it is not asked for).
+    version : ReluVersion or None
+        The Relu version in force at ``opset``.
+    sites : tuple of ReluSite
+        Every Relu node, in graph order, subgraphs included.
+    """
+
+    model: onnx.ModelProto
+    opset: int | None
+    version: ReluVersion | None
+    sites: tuple[ReluSite, ...]
+
+
+def typed_relu_sites(model_or_path: object) -> TypedModel:
+    """Load a model, find its Relu nodes and infer their input types: what check and legalize
+    judge.
+
+    A model without Relu nodes needs no ai.onnx opset; one with Relu nodes must have one that the
+    installed onnx knows (:func:`checked_model_opset`). Raises as :func:`load_model` does.
+    """
+    model = load_model(model_or_path)
+    if next(relu_sites(model.graph), None) is None:
+        return TypedModel(model, None, None, ())
+    opset = checked_model_opset(model)
+    sites = tuple(relu_sites(inferred_model(model).graph))
+    return TypedModel(model, opset, version_for_opset(opset), sites)
