@@ -10,22 +10,7 @@ Examples
 (True, True)
 """
 
-from .onnx.backend import (
-    OnnxReluBackend,
-    OnnxReluBackendRep,
-    is_compatible,
-    prepare,
-    run_model,
-    run_node,
-    supports_device,
-)
+from .onnx import backend as _onnx_layer_backend
+from .onnx.backend import *  # noqa: F403 - the re-export is the point of this module
 
-__all__ = [
-    "OnnxReluBackend",
-    "OnnxReluBackendRep",
-    "prepare",
-    "run_model",
-    "run_node",
-    "supports_device",
-    "is_compatible",
-]
+__all__ = _onnx_layer_backend.__all__

@@ -169,6 +169,27 @@ def run_guarded(
         return fail(prog, f"{job} failed ({type(exc).__name__}: {exc}){after_failure}", EXIT_FAILED)
 
 
+def add_subcommand(
+    commands: argparse._SubParsersAction,
+    name: str,
+    run: Callable[[argparse.Namespace], int],
+    *,
+    help: str,  # noqa: A002 - argparse's own name for it
+    description: str,
+    epilog: str | None = None,
+) -> argparse.ArgumentParser:
+    """Add the subcommand ``name`` to ``commands``, run by ``run``; return its parser.
+
+    With an ``epilog`` (the examples), the description and the epilog are printed as written.
+    """
+    formatting = {"formatter_class": argparse.RawDescriptionHelpFormatter} if epilog else {}
+    parser = commands.add_parser(
+        name, help=help, description=description, epilog=epilog, **formatting
+    )
+    parser.set_defaults(handler=run)
+    return parser
+
+
 # --- checks made before any work starts ------------------------------------------------------
 
 

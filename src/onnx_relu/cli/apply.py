@@ -12,6 +12,7 @@ from ._common import (
     NOT_WRITTEN,
     PROG,
     UsageError,
+    add_subcommand,
     check_readable,
     check_writable_destination,
     positive_int,
@@ -38,16 +39,15 @@ _IN_PLACE_AFTERMATH = (
 
 
 def add_command(commands: argparse._SubParsersAction) -> None:
-    """Add the ``apply`` subcommand's parser to ``commands``."""
-    parser = commands.add_parser(
-        "apply",
+    """Add the ``apply`` subcommand to ``commands``."""
+    parser = add_subcommand(
+        commands, "apply", run,
         help="apply Relu to a tensor file (.npy, .pb) or a Zarr store (--dask)",
         description="Apply Relu to the tensor in IN and write it to OUT. IN and OUT are .npy\n"
         "(NumPy) or .pb (ONNX TensorProto) files, in any combination; .npy is processed in\n"
         "chunks through a memory map, so files larger than memory work. With --dask, IN and\n"
         "OUT are Zarr stores processed on a Dask cluster.",
         epilog=_APPLY_EXAMPLES,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("input", metavar="IN", help="the input tensor file or Zarr store")
     parser.add_argument(
@@ -78,7 +78,6 @@ def add_command(commands: argparse._SubParsersAction) -> None:
         help="address of a running dask.distributed scheduler, e.g. tcp://10.0.0.5:8786 "
         "(with --dask; default: start a LocalCluster on this machine)",
     )
-    parser.set_defaults(handler=run)
 
 
 def _is_zarr_name(path: str) -> bool:

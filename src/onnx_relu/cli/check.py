@@ -5,22 +5,20 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ._common import EXIT_FAILED, EXIT_OK, PROG, check_readable, run_guarded
+from ._common import EXIT_FAILED, EXIT_OK, PROG, add_subcommand, check_readable, run_guarded
 
 
 def add_command(commands: argparse._SubParsersAction) -> None:
-    """Add the ``check`` subcommand's parser to ``commands``."""
-    parser = commands.add_parser(
-        "check",
+    """Add the ``check`` subcommand to ``commands``."""
+    parser = add_subcommand(
+        commands, "check", run,
         help="judge every Relu node of a model (type allowed at its opset, attributes)",
         description="Judge every ai.onnx Relu node of an ONNX model: is its input type allowed "
         "by the Relu version of the model's opset, are its attributes valid for that version? "
         "Prints one finding per line; exit status 1 if there is any, 0 if none.",
         epilog=f"example:\n  {PROG} check model.onnx",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("model", metavar="MODEL.onnx", help="the model file")
-    parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import argparse
 
+from ._common import add_subcommand
+
 
 def add_command(commands: argparse._SubParsersAction) -> None:
-    """Add the ``demo`` subcommand's parser to ``commands``."""
-    parser = commands.add_parser(
-        "demo",
+    """Add the ``demo`` subcommand to ``commands``."""
+    add_subcommand(
+        commands, "demo", run,
         help="run the specification's nine examples and check every result (the default)",
         description="Run the Relu specification's nine examples through onnx-relu and check "
         "that every result matches exactly. Exit status 1 if any does not.",
     )
-    parser.set_defaults(handler=run)
 
 
 def run(_args: argparse.Namespace | None = None) -> int:

@@ -10,6 +10,7 @@ from ._common import (
     NOT_WRITTEN,
     PROG,
     UsageError,
+    add_subcommand,
     check_readable,
     check_writable_destination,
     run_guarded,
@@ -17,16 +18,15 @@ from ._common import (
 
 
 def add_command(commands: argparse._SubParsersAction) -> None:
-    """Add the ``legalize`` subcommand's parser to ``commands``."""
-    parser = commands.add_parser(
-        "legalize",
+    """Add the ``legalize`` subcommand to ``commands``."""
+    parser = add_subcommand(
+        commands, "legalize", run,
         help="rewrite the Relu nodes a runtime cannot run into equivalent subgraphs",
         description="Write a copy of MODEL in which onnxruntime's CPU provider can run every "
         "Relu node (bfloat16, int16, int64 ...), with onnx-relu's values. Other nodes are "
         "untouched. OUT is written atomically.",
         epilog=f"examples:\n  {PROG} legalize model.onnx model.ort.onnx\n"
         f"  {PROG} legalize --exact model.onnx model.exact.onnx   also make float Relus exact",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("model", metavar="MODEL.onnx", help="the model file")
     parser.add_argument("output", metavar="OUT.onnx", help="where to write the new model")
@@ -35,7 +35,6 @@ def add_command(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("--exact", action="store_true",
                         help="also rewrite the Relus the runtime runs with other values "
                         "(-0.0 kept, float16 NaNs quieted) so that every result is exact")
-    parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:

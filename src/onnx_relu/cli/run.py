@@ -9,6 +9,7 @@ from ._common import (
     EXIT_OK,
     PROG,
     UsageError,
+    add_subcommand,
     check_readable,
     positive_int,
     run_guarded,
@@ -36,14 +37,13 @@ def _file_name_for(value_name: str) -> str:
 
 
 def add_command(commands: argparse._SubParsersAction) -> None:
-    """Add the ``run`` subcommand's parser to ``commands``."""
-    parser = commands.add_parser(
-        "run",
+    """Add the ``run`` subcommand to ``commands``."""
+    parser = add_subcommand(
+        commands, "run", run,
         help="run a model made of Relu nodes on tensor files",
         description="Run an ONNX model made of Relu nodes through the onnx-relu backend and "
         "write each graph output to DIR as <name>.npy (or .pb).",
         epilog=_RUN_EXAMPLES,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("model", metavar="MODEL.onnx", help="the model file")
     parser.add_argument(
@@ -57,7 +57,6 @@ def add_command(commands: argparse._SubParsersAction) -> None:
                         help="file format of the outputs (default: npy)")
     parser.add_argument("--threads", type=positive_int, metavar="N",
                         help="threads for the Relu kernel")
-    parser.set_defaults(handler=run)
 
 
 def _parse_run_inputs(entries: list[str], required: list[str]) -> dict[str, str]:

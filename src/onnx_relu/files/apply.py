@@ -136,7 +136,7 @@ def check_file_arguments(
             )
         return src_kind, None
     if dst is None:
-        raise ValueError(f"{dst_name} is required unless {in_place_name}")
+        raise ValueError(f"{dst_name} is required (or {in_place_name} to rewrite {src_name})")
     return src_kind, tensor_format(dst)
 
 
