@@ -11,7 +11,7 @@ spin) and what it detected about the machine (cache sizes) are read with :func:`
 and changed with :func:`set_kernel_tuning` or, for a block, :func:`kernel_tuned`; tests and
 benchmarks use them to reach every code path on small arrays. :func:`copy_ceiling` is the
 benchmark's copy, split and stored like a relu call. This module wraps the compiled module's
-private functions; everything outside it uses these names.
+private functions, so that tests, tools and benchmarks need none of them.
 """
 
 from __future__ import annotations
