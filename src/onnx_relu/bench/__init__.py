@@ -915,7 +915,3 @@ def _plot(results: dict, path: str) -> int:
         return 0
     print(f"wrote {path}")
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
