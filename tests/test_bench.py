@@ -94,6 +94,15 @@ def test_ratios_and_overheads_are_reported_and_no_targets(quick_run):
     assert results["machine"]["tuning"]["max_threads"] == 256
 
 
+def test_ratios_of_the_published_run_are_recomputed_exactly():
+    from onnx_relu.bench.run import summarise
+
+    published = json.loads((REPOSITORY / "benchmarks/results/bench.json").read_text())
+    recomputed = summarise(published["results"], published["config"]["threads"])
+    assert len(recomputed) == len(published["ratios"]) > 0
+    assert recomputed == published["ratios"]
+
+
 def test_onnxruntime_is_measured_where_it_has_a_kernel(quick_run):
     pytest.importorskip("onnxruntime")
     pytest.importorskip("onnx")
