@@ -1,0 +1,186 @@
+"""Benchmark harness: onnx-relu against a copy ceiling and every peer, in one process.
+
+``python -m onnx_relu.bench`` (or :func:`main`) measures, for each of the eight Relu types and
+each array size (default: 6 elements, 64 KiB, 4 MiB, 64 MiB, 512 MiB):
+
+- onnx_relu: out of place into a preallocated ``out``, allocating, and in place;
+- the ceilings: the harness's own copy (the kernel's copy: streaming and regular stores, split
+  over threads like a relu call) and ``np.copyto``; for in place, the same copy of a buffer onto
+  itself. A ceiling is the best of its copies at the thread count (``np.copyto`` counts at any);
+- numpy ``np.maximum(x, 0, out=y)`` and ``np.maximum(x, 0)``;
+- onnxruntime (io binding, intra-op threads = the thread count) where installed and where it
+  has a kernel for the type;
+- torch ``clamp_min(x, 0, out=y)`` and ``relu_()`` where installed.
+
+Every variant runs at 1 thread and at the default count (peers that run on one thread only,
+numpy and ``np.copyto``, at 1). Variants are interleaved: each of ``--rounds`` rounds runs all of
+them once, in a new random (seeded) order, after a warm-up call; a variant's figure is the
+median over rounds. Before each timed batch the output and in-place buffers are rewritten with
+streaming stores (untimed), so that no variant pays for dirty lines another one left behind.
+In-place variants get fresh mixed-sign data before every timed call (data that is already
+non-negative, or zeros, runs faster and would flatter them); the refill is not timed.
+Throughput is ``2 x bytes / time`` (one read and one write of the array).
+
+Output: tables of GB/s and of same-run ratios (to the ceilings and to each peer at the same
+thread count) and the two overheads (a 6-element call, the import), a JSON file, and a PNG with
+one panel per type (matplotlib, imported only to draw). The harness reports measurements only:
+``benchmarks/targets.py`` in the repository holds the performance targets and checks a run's
+JSON against them.
+
+The modules, by job: :mod:`.cases` (sizes, types, data, onnx-relu's and the ceilings' variants),
+:mod:`.peers` (numpy, onnxruntime, torch), :mod:`.timing` (batches, rounds, overheads),
+:mod:`.run` (the run and its ratios), :mod:`.report` (tables, JSON, plot). The harness uses onnx-relu's public API only
+(``onnx_relu.tuning``, ``onnx_relu.dtypes``, ``onnx_relu.onnx.ort``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from onnx_relu.tuning import MAX_THREADS
+
+from .cases import (
+    DEFAULT_SIZES,
+    LARGEST_SKIPPED,
+    QUICK_SIZES,
+    TYPES,
+    Size,
+    dtype_of,
+    mixed_sign_data,
+)
+from .peers import PEERS
+from .report import NotBenchmarkResults, format_tables, plot_results, read_results, write_json
+from .run import SCHEMA, run_benchmark
+
+__all__ = [
+    "main",
+    "build_parser",
+    "run_benchmark",
+    "format_tables",
+    "plot_results",
+    "read_results",
+    "write_json",
+    "NotBenchmarkResults",
+    "SCHEMA",
+    "TYPES",
+    "Size",
+    "dtype_of",
+    "mixed_sign_data",
+]
+
+
+def build_parser(prog: str = "python -m onnx_relu.bench") -> argparse.ArgumentParser:
+    """The harness's argument parser (``prog`` names the program in help and usage)."""
+    parser = argparse.ArgumentParser(
+        prog=prog,
+        description="Benchmark onnx-relu against a copy ceiling, numpy, onnxruntime and torch "
+        "(each where installed): GB/s tables, ratios, JSON and a PNG.",
+    )
+    option = parser.add_argument
+    option("--types", nargs="+", choices=TYPES, default=list(TYPES), metavar="TYPE",
+           help="types to measure (default: all eight)")
+    option("--sizes", nargs="+", type=Size.parse, default=None, metavar="SIZE",
+           help="array sizes: elements (6) or bytes (64K, 4M, 512M); default: "
+           + " ".join(DEFAULT_SIZES))
+    option("--skip-largest", action="store_true",
+           help="leave out sizes of 512 MiB and more (memory, time)")
+    option("--threads", nargs="+", type=int, default=None, metavar="N",
+           help="thread counts (default: 1 and the CPUs available)")
+    option("--peers", nargs="*", default=list(PEERS), choices=PEERS,
+           help="peers to include where installed (default: all)")
+    option("--rounds", type=int, default=None,
+           help="interleaved rounds; the median is reported (default 5)")
+    option("--batch-ms", type=float, default=None,
+           help="target length of one timed batch in ms (default 20)")
+    option("--quick", action="store_true",
+           help="smoke test: sizes 6 and 64K, 2 rounds, short batches")
+    option("--json", default="onnx-relu-bench.json", metavar="PATH",
+           help="where to write the results (default: %(default)s)")
+    option("--png", default="onnx-relu-bench.png", metavar="PATH",
+           help="where to draw the plot (default: %(default)s)")
+    option("--no-plot", action="store_true", help="do not draw the PNG")
+    option("--replot", metavar="JSON",
+           help="only draw --png from an earlier run's JSON and print its tables")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None, prog: str = "python -m onnx_relu.bench") -> int:
+    """Run the benchmark from the command line; return the exit status.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        The arguments (default: ``sys.argv[1:]``); ``--help`` lists them.
+    prog : str, optional
+        The program name shown in help and usage messages (``onnx-relu bench`` from the CLI).
+
+    Returns
+    -------
+    int
+        0 on success, 2 for bad arguments or a ``--replot`` file that is not a benchmark's.
+
+    Examples
+    --------
+    A one-type smoke run without plot or JSON (prints its tables):
+
+    >>> from onnx_relu.bench import main
+    >>> main(["--quick", "--types", "int8", "--sizes", "6", "--threads", "1", "--peers",
+    ...       "--no-plot", "--json", ""])  # doctest: +ELLIPSIS
+    <BLANKLINE>
+    int8 - GB/s ...
+    0
+    """
+    parser = build_parser(prog)
+    try:
+        args = parser.parse_args(sys.argv[1:] if argv is None else list(argv))
+    except SystemExit as exc:  # --help, usage errors
+        return exc.code if isinstance(exc.code, int) else 2
+
+    if args.replot:
+        try:
+            results = read_results(args.replot)
+        except NotBenchmarkResults as exc:
+            print(exc, file=sys.stderr)
+            return 2
+        print(format_tables(results))
+        return _plot(results, args.png)
+
+    sizes = args.sizes or [Size.parse(s) for s in (QUICK_SIZES if args.quick else DEFAULT_SIZES)]
+    if args.skip_largest:
+        sizes = [s for s in sizes if not (s.in_bytes and s.count >= LARGEST_SKIPPED)]
+    if args.threads is not None and any(t < 1 or t > MAX_THREADS for t in args.threads):
+        print(f"--threads: each count must be in 1..{MAX_THREADS}", file=sys.stderr)
+        return 2
+    rounds = args.rounds or (2 if args.quick else 5)
+    batch_seconds = (args.batch_ms or (1.0 if args.quick else 20.0)) / 1000
+    results = run_benchmark(
+        types=args.types,
+        sizes=sizes,
+        thread_counts=args.threads,
+        peers=args.peers,
+        rounds=rounds,
+        batch_seconds=batch_seconds,
+        gap=0.0 if args.quick else 0.04,
+        import_repeats=1 if args.quick else 5,
+        progress=lambda message: print(message, file=sys.stderr, flush=True),
+    )
+    print(format_tables(results))
+    if args.json:
+        write_json(results, args.json)
+        print(f"\nwrote {args.json}")
+    if args.no_plot or not args.png:
+        return 0
+    return _plot(results, args.png)
+
+
+def _plot(results: dict, path: str) -> int:
+    try:
+        plot_results(results, path)
+    except ImportError:
+        hint = "matplotlib is not installed: no plot (pip install 'onnx-relu[bench]')"
+        print(hint, file=sys.stderr)
+        return 0
+    print(f"wrote {path}")
+    return 0

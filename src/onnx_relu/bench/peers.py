@@ -1,0 +1,146 @@
+"""The peers onnx-relu is measured against: numpy, onnxruntime and torch, each where installed.
+
+onnxruntime and torch are optional: :class:`Peers` imports them once and says why one is
+missing; every variant here reads and writes the case's own arrays (onnxruntime through io
+binding, torch through tensors sharing their memory), so that no peer pays for a copy.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Sequence
+
+import numpy as np
+
+import onnx_relu
+from onnx_relu.dtypes import RELU_TYPE_BY_NAME
+
+from .cases import Case, Variant
+
+__all__ = ["PEERS", "Peers", "numpy_variants", "ort_sessions", "ort_variants", "torch_variants"]
+
+PEERS = ("numpy", "onnxruntime", "torch")
+
+
+class Peers:
+    """The optional peers, imported once; ``missing`` says why one is absent."""
+
+    def __init__(self, wanted: Sequence[str]) -> None:
+        self.ort = self.onnx = self.torch = None
+        self.missing: dict[str, str] = {}
+        if "onnxruntime" in wanted:
+            self.ort, why = _optional("onnxruntime")
+            self.onnx, why_onnx = _optional("onnx")
+            if self.ort is None or self.onnx is None:
+                self.ort = None
+                self.missing["onnxruntime"] = why or why_onnx
+        if "torch" in wanted:
+            self.torch, why = _optional("torch")
+            if self.torch is None:
+                self.missing["torch"] = why
+
+    def versions(self) -> dict[str, str]:
+        found = {"numpy": np.__version__, "onnx_relu": onnx_relu.__version__}
+        for name, module in (("onnxruntime", self.ort), ("torch", self.torch)):
+            if module is not None:
+                found[name] = module.__version__
+        return found
+
+
+def _optional(name: str) -> tuple[object | None, str]:
+    try:
+        return importlib.import_module(name), ""
+    except ImportError as exc:
+        return None, f"not installed ({exc})"
+
+
+def numpy_variants(case: Case) -> list[Variant]:
+    """``np.maximum`` out of place and allocating, and ``np.copyto`` (a ceiling); 1 thread."""
+    x, out = case.x, case.out
+    zero = x.dtype.type(0)
+    return [
+        Variant("np.copyto", "ceiling", 1, False, lambda: np.copyto(out, x)),
+        Variant("numpy maximum out", "numpy", 1, False, lambda: np.maximum(x, zero, out=out)),
+        Variant("numpy maximum alloc", "numpy", 1, False, lambda: np.maximum(x, zero)),
+    ]
+
+
+def ort_model(onnx, name: str) -> bytes:
+    """A model of one Relu node (opset 14) on tensors of type ``name``, serialised."""
+    helper = onnx.helper
+    element = RELU_TYPE_BY_NAME[name].elem_type
+    graph = helper.make_graph(
+        [helper.make_node("Relu", ["X"], ["Y"])],
+        "relu",
+        [helper.make_tensor_value_info("X", element, None)],
+        [helper.make_tensor_value_info("Y", element, None)],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)], ir_version=8)
+    return model.SerializeToString()
+
+
+def ort_sessions(peers: Peers, name: str, thread_counts: Sequence[int]) -> tuple[dict, str]:
+    """One session per thread count, or a reason why onnxruntime cannot run the type."""
+    from onnx_relu.onnx import ort  # imports onnx and onnxruntime: only when measured
+
+    model = ort_model(peers.onnx, name)
+    sessions = {}
+    for threads in thread_counts:
+        try:
+            sessions[threads] = ort.inference_session(model, threads=threads)
+        except Exception as exc:  # onnxruntime raises its own NotImplemented, Fail, ...
+            message = str(exc).splitlines()[0]
+            return {}, f"no kernel: {message}"
+    return sessions, ""
+
+
+def ort_variants(case: Case, sessions: dict) -> list[Variant]:
+    """onnxruntime's Relu into the case's output, one variant per session (thread count)."""
+    from onnx_relu.onnx import ort
+
+    x_value, y_value = ort.ort_value(case.x), ort.ort_value(case.out)
+    variants = []
+    for threads, session in sessions.items():
+        binding = session.io_binding()
+        binding.bind_ortvalue_input("X", x_value)
+        binding.bind_ortvalue_output("Y", y_value)
+        run = session.run_with_iobinding
+        variants.append(
+            Variant(
+                "onnxruntime out", "onnxruntime", threads, False,
+                lambda run=run, binding=binding: run(binding), spins=threads > 1,
+            )
+        )
+    return variants
+
+
+def torch_variants(peers: Peers, case: Case, thread_counts: Sequence[int]) -> list[Variant]:
+    """torch ``clamp_min(x, 0, out=y)`` and in-place ``relu_()`` at each thread count."""
+    torch = peers.torch
+
+    def tensor(array: np.ndarray):
+        if case.name == "bfloat16":
+            return torch.from_numpy(array.view(np.uint16)).view(torch.bfloat16)
+        return torch.from_numpy(array)
+
+    tx, tout = tensor(case.x), tensor(case.out)
+    tbuffers = {id(buffer): tensor(buffer) for buffer in case.buffers}
+    variants = []
+    for threads in thread_counts:
+
+        def prepare(threads=threads):
+            if torch.get_num_threads() != threads:
+                torch.set_num_threads(threads)
+
+        spins = threads > 1
+        variants += [
+            Variant(
+                "torch clamp_min out", "torch", threads, False,
+                lambda: torch.clamp_min(tx, 0, out=tout), prepare, spins=spins,
+            ),
+            Variant(
+                "torch relu_", "torch", threads, True,
+                lambda b: tbuffers[id(b)].relu_(), prepare, spins=spins,
+            ),
+        ]
+    return variants

@@ -1,0 +1,178 @@
+"""What the harness shows of a run: tables of GB/s and ratios, the JSON file, and the plot.
+
+Everything here works on the results of :func:`~onnx_relu.bench.run.run_benchmark` (or of an
+earlier run read back with :func:`read_results`); matplotlib is imported only to draw.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+from .run import SCHEMA, key
+
+__all__ = ["NotBenchmarkResults", "format_tables", "write_json", "read_results", "plot_results"]
+
+
+class NotBenchmarkResults(ValueError):
+    """A JSON file that is not the results of this harness (its schema is not :data:`SCHEMA`)."""
+
+
+def format_tables(results: dict) -> str:
+    """Per type, GB/s of every variant by size and the same-run ratios; then the overheads."""
+    sizes = results["config"]["sizes"]
+    lines = []
+    width = max(8, max(len(size) for size in sizes) + 1)
+    for type_name in results["config"]["types"]:
+        rows: dict[str, dict[str, float]] = {}
+        for record in results["results"]:
+            if record["type"] == type_name:
+                label = key(record["variant"], record["threads"])
+                rows.setdefault(label, {})[record["size"]] = record["gbps"]
+        if not rows:
+            continue
+        name_width = max(len(label) for label in rows) + 2
+        title = f"{type_name} - GB/s (2 x bytes / time)".ljust(name_width)
+        lines.append("")
+        lines.append(title + "".join(size.rjust(width) for size in sizes))
+        for label, values in rows.items():
+            cells = "".join(_cell(values.get(size), width) for size in sizes)
+            lines.append(label.ljust(name_width) + cells)
+        ratio_rows: dict[str, dict[str, float]] = {}
+        for ratio in results["ratios"]:
+            if ratio["type"] == type_name:
+                label = f"{ratio['ratio']} @{ratio['threads']}t"
+                ratio_rows.setdefault(label, {})[ratio["size"]] = ratio["value"]
+        if ratio_rows:
+            name_width = max(name_width, max(len(label) for label in ratio_rows) + 2)
+            lines.append(f"{type_name} - ratios".ljust(name_width))
+            for label, values in ratio_rows.items():
+                cells = "".join(_cell(values.get(size), width, ratio=True) for size in sizes)
+                lines.append(label.ljust(name_width) + cells)
+    if results["unavailable"]:
+        lines.append("")
+        lines.append("Not measured:")
+        for entry in results["unavailable"]:
+            lines.append(f"  {entry['variant']} {entry['type']}: {entry['reason']}")
+    small, imports = results["small_call"], results["import"]
+    lines.append("")
+    lines.append("Overheads:")
+    lines.append(
+        f"  6-element call: onnx_relu.relu {small['onnx_relu.relu(x)'] * 1e6:.3f} us,"
+        f" np.maximum(x, 0) {small['np.maximum(x, 0)'] * 1e6:.3f} us"
+        f" -> {small['ratio relu / numpy']:.2f} x"
+    )
+    lines.append(
+        f"  import: onnx_relu {imports['import onnx_relu'] * 1e3:.1f} ms, numpy"
+        f" {imports['import numpy'] * 1e3:.1f} ms -> {imports['ratio onnx_relu / numpy']:.2f} x"
+    )
+    return "\n".join(lines)
+
+
+def _cell(value: float | None, width: int, ratio: bool = False) -> str:
+    if value is None:
+        return "-".rjust(width)
+    if ratio:
+        return f"{value:.2f}".rjust(width)
+    return (f"{value:.1f}" if value >= 1 else f"{value:.3f}").rjust(width)
+
+
+def write_json(results: dict, path: str) -> None:
+    """Write the results as indented JSON (every round of every variant included)."""
+    with open(path, "w", encoding="utf-8") as file:
+        json.dump(results, file, indent=1)
+
+
+def read_results(path: str) -> dict:
+    """The results of an earlier run; :class:`NotBenchmarkResults` if the file is another JSON.
+
+    Files written before the harness left its targets to ``benchmarks/targets.py`` still read:
+    their extra ``targets`` entry is ignored.
+    """
+    with open(path, encoding="utf-8") as file:
+        results = json.load(file)
+    if not isinstance(results, dict) or results.get("schema") != SCHEMA:
+        raise NotBenchmarkResults(f"{path}: not an onnx-relu benchmark file ({SCHEMA})")
+    return results
+
+
+# What the plot shows, per panel: (variant, at the top thread count?, style).
+PLOTTED = [
+    ("onnx_relu out", True, {"color": "C0", "linewidth": 2.2}),
+    ("onnx_relu out", False, {"color": "C0", "linestyle": ":", "linewidth": 1.5}),
+    ("onnx_relu inplace", True, {"color": "C1", "linewidth": 2.2}),
+    ("onnx_relu alloc", True, {"color": "C9", "linewidth": 1.2}),
+    ("copy streaming", True, {"color": "k", "linestyle": "--", "linewidth": 1.2}),
+    ("inplace copy regular", True, {"color": "0.5", "linestyle": "--", "linewidth": 1.2}),
+    ("np.copyto", False, {"color": "0.5", "linestyle": "-.", "linewidth": 1.0}),
+    ("numpy maximum out", False, {"color": "C3", "linewidth": 1.2}),
+    ("onnxruntime out", True, {"color": "C2", "linewidth": 1.2}),
+    ("torch clamp_min out", True, {"color": "C4", "linewidth": 1.2}),
+    ("torch relu_", True, {"color": "C5", "linestyle": "--", "linewidth": 1.2}),
+]
+
+TICK_LABELS = [
+    (4 << 10, "4 KiB"),
+    (64 << 10, "64 KiB"),
+    (1 << 20, "1 MiB"),
+    (16 << 20, "16 MiB"),
+    (256 << 20, "256 MiB"),
+]
+TICKS = [value for value, _ in TICK_LABELS]
+PLOT_MIN_BYTES = 4096
+
+
+def plot_results(results: dict, path: str) -> None:
+    """Throughput against array size, one panel per type; matplotlib is imported here.
+
+    Sizes below 4 KiB are left out of the plot (a call that small measures per-call overhead,
+    which the tables and the 6-element comparison report); the y axis is linear from 0, so
+    that the distance between lines reads as a ratio.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    types = results["config"]["types"]
+    top = max(results["config"]["threads"])
+    columns = min(4, len(types))
+    rows = math.ceil(len(types) / columns)
+    figure, axes = plt.subplots(
+        rows, columns, figsize=(3.2 * columns, 2.6 * rows + 0.9), squeeze=False
+    )
+    handles = {}
+    for panel, type_name in zip(axes.flat, types):
+        for variant, at_top, style in PLOTTED:
+            threads = top if at_top else 1
+            points = sorted(
+                (r["bytes"], r["gbps"])
+                for r in results["results"]
+                if r["type"] == type_name
+                and r["variant"] == variant
+                and r["threads"] == threads
+                and r["bytes"] >= PLOT_MIN_BYTES
+            )
+            if points:
+                (line,) = panel.plot(*zip(*points), marker=".", **style)
+                handles[f"{variant} ({threads}t)"] = line
+        panel.set_title(type_name, fontsize=9)
+        panel.set_xscale("log", base=2)
+        panel.set_xticks(TICKS, [label for _, label in TICK_LABELS])
+        panel.set_ylim(bottom=0)
+        panel.tick_params(labelsize=7)
+        panel.grid(True, which="major", alpha=0.3)
+        panel.minorticks_off()
+    for panel in axes.flat[len(types) :]:
+        panel.set_visible(False)
+    for panel in axes[-1]:
+        panel.set_xlabel("array size (bytes)", fontsize=8)
+    for panel in axes[:, 0]:
+        panel.set_ylabel("GB/s (2 x bytes / time)", fontsize=8)
+    legend = {"loc": "lower center", "ncol": 4, "fontsize": 7, "frameon": False}
+    figure.legend(handles.values(), handles.keys(), **legend)
+    cpu = results["machine"]["cpu"]
+    figure.suptitle(f"onnx-relu vs copy ceiling and peers - {cpu}, {top} threads", fontsize=9)
+    figure.tight_layout(rect=(0, 0.12 if rows > 1 else 0.2, 1, 0.96))
+    figure.savefig(path, dpi=72)
+    plt.close(figure)
