@@ -1,6 +1,6 @@
 """How many threads the relu kernel uses, and the environment variables that tune it.
 
-The kernel (``_relu.c``) splits a call across a pool of C threads when its output is at least
+The kernel (``src/kernel``) splits a call across a pool of C threads when its output is at least
 about 2 MiB; smaller calls run on the calling thread. The count is process-wide: it comes from
 ``ONNX_RELU_NUM_THREADS`` at import, else from the CPUs available to the process, and
 :func:`set_num_threads` or :func:`num_threads` change it.
