@@ -239,28 +239,21 @@ relu_set_num_threads(int count)
     return previous;
 }
 
-void
-relu_set_parallel_bytes(ptrdiff_t bytes)
+static void
+relu_set_if_given(RELU_ATOMIC(ptrdiff_t) *setting, ptrdiff_t value)
 {
-    RELU_STORE(relu_tuning.parallel_bytes, bytes);
+    if (value >= 0) {
+        RELU_STORE(*setting, value);
+    }
 }
 
 void
-relu_set_min_chunk_bytes(ptrdiff_t bytes)
+relu_set_thresholds(relu_thresholds thresholds)
 {
-    RELU_STORE(relu_tuning.min_chunk_bytes, bytes);
-}
-
-void
-relu_set_nt_bytes(ptrdiff_t bytes)
-{
-    RELU_STORE(relu_tuning.nt_bytes, bytes);
-}
-
-void
-relu_set_spin_ns(ptrdiff_t ns)
-{
-    RELU_STORE(relu_tuning.spin_ns, ns);
+    relu_set_if_given(&relu_tuning.parallel_bytes, thresholds.parallel_bytes);
+    relu_set_if_given(&relu_tuning.min_chunk_bytes, thresholds.min_chunk_bytes);
+    relu_set_if_given(&relu_tuning.nt_bytes, thresholds.nt_bytes);
+    relu_set_if_given(&relu_tuning.spin_ns, thresholds.spin_ns);
 }
 
 int
@@ -279,11 +272,10 @@ relu_get_tuning(void)
     relu_tuning_report report = {
         .num_threads = RELU_LOAD(relu_tuning.num_threads),
         .threads_supported = RELU_HAVE_THREADS,
-        .parallel_bytes = RELU_LOAD(relu_tuning.parallel_bytes),
-        .min_chunk_bytes = RELU_LOAD(relu_tuning.min_chunk_bytes),
-        .nt_bytes = RELU_LOAD(relu_tuning.nt_bytes),
+        .thresholds = {RELU_LOAD(relu_tuning.parallel_bytes),
+                       RELU_LOAD(relu_tuning.min_chunk_bytes), RELU_LOAD(relu_tuning.nt_bytes),
+                       RELU_LOAD(relu_tuning.spin_ns)},
         .default_nt_bytes = relu_default_nt_bytes(&relu_found_caches, relu_found_vendor),
-        .spin_ns = RELU_LOAD(relu_tuning.spin_ns),
         .nt_isa = (relu_isa)RELU_LOAD(relu_tuning.nt_isa),
         .best_nt_isa = relu_best_isa,
         .caches = relu_found_caches,

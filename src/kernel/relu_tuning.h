@@ -58,19 +58,22 @@ RELU_API ptrdiff_t relu_default_nt_bytes(const relu_caches *caches, relu_vendor 
  * threshold from them (relu_kernel_init calls it). */
 RELU_API void relu_tuning_init(void);
 
-/* Setters. Sizes are output bytes; 0 means every call. */
+/* Setters (and the thread count's getter). Sizes are output bytes; a threshold of 0 means every
+ * call. */
 RELU_API int relu_get_num_threads(void);
 /* Threads a large call may use, 1..RELU_MAX_THREADS; returns the previous count, or -1 (and
  * changes nothing) for a count outside that range. */
 RELU_API int relu_set_num_threads(int count);
-/* From this output size a call is shared with the thread pool. */
-RELU_API void relu_set_parallel_bytes(ptrdiff_t bytes);
-/* Smallest chunk a call is cut into for the pool's threads. */
-RELU_API void relu_set_min_chunk_bytes(ptrdiff_t bytes);
-/* From this output size an out-of-place call uses streaming stores. */
-RELU_API void relu_set_nt_bytes(ptrdiff_t bytes);
-/* How long the pool's threads spin for the next call before they sleep. */
-RELU_API void relu_set_spin_ns(ptrdiff_t ns);
+
+/* The thresholds and the spin time; a negative field leaves that setting as it is. */
+typedef struct {
+    ptrdiff_t parallel_bytes;  /* from this output size a call is shared with the thread pool */
+    ptrdiff_t min_chunk_bytes; /* smallest chunk a call is cut into for the pool's threads */
+    ptrdiff_t nt_bytes;        /* from this output size an out-of-place call streams its stores */
+    ptrdiff_t spin_ns;         /* how long the pool's threads spin for the next call, then sleep */
+} relu_thresholds;
+
+RELU_API void relu_set_thresholds(relu_thresholds thresholds);
 /* The streaming-store code path; returns -1 (and changes nothing) for one this CPU lacks. */
 RELU_API int relu_set_nt_isa(relu_isa isa);
 
@@ -78,11 +81,8 @@ RELU_API int relu_set_nt_isa(relu_isa isa);
 typedef struct {
     int num_threads;
     int threads_supported; /* 0: a build without the thread pool, every call is serial */
-    ptrdiff_t parallel_bytes;
-    ptrdiff_t min_chunk_bytes;
-    ptrdiff_t nt_bytes;
+    relu_thresholds thresholds;
     ptrdiff_t default_nt_bytes;
-    ptrdiff_t spin_ns;
     relu_isa nt_isa;
     relu_isa best_nt_isa;
     relu_caches caches;

@@ -192,11 +192,11 @@ relu_tuning_dict(void)
         "l2_bytes", (Py_ssize_t)tuning.caches.l2_bytes,
         "llc_bytes", (Py_ssize_t)tuning.caches.llc_bytes,
         "cache_source", tuning.caches.source,
-        "parallel_threshold", (Py_ssize_t)tuning.parallel_bytes,
-        "min_chunk", (Py_ssize_t)tuning.min_chunk_bytes,
-        "nt_threshold", (Py_ssize_t)tuning.nt_bytes,
+        "parallel_threshold", (Py_ssize_t)tuning.thresholds.parallel_bytes,
+        "min_chunk", (Py_ssize_t)tuning.thresholds.min_chunk_bytes,
+        "nt_threshold", (Py_ssize_t)tuning.thresholds.nt_bytes,
         "default_nt_threshold", (Py_ssize_t)tuning.default_nt_bytes,
-        "spin_ns", (Py_ssize_t)tuning.spin_ns,
+        "spin_ns", (Py_ssize_t)tuning.thresholds.spin_ns,
         "nt_isa", relu_isa_name(tuning.nt_isa),
         "best_nt_isa", relu_isa_name(tuning.best_nt_isa),
         "pool_workers", relu_pool_workers());
@@ -235,20 +235,9 @@ relu_py_set_tuning(PyObject *NPY_UNUSED(self), PyObject *args, PyObject *kwargs)
         return NULL;
     }
     /* Negative means "leave as it is"; 0 is a valid threshold (always) for the tests. */
-    if (parallel >= 0) {
-        relu_set_parallel_bytes(parallel);
-    }
-    if (nt >= 0) {
-        relu_set_nt_bytes(nt);
-    }
-    if (min_chunk >= 0) {
-        relu_set_min_chunk_bytes(min_chunk);
-    }
+    relu_set_thresholds((relu_thresholds){parallel, min_chunk, nt, spin});
     if (isa >= 0) {
         relu_set_nt_isa((relu_isa)isa); /* checked above */
-    }
-    if (spin >= 0) {
-        relu_set_spin_ns(spin);
     }
     return previous;
 }

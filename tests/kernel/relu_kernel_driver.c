@@ -561,17 +561,18 @@ sweep_around(tally *tl, const char *phase, ptrdiff_t bytes)
     copies_of_size(tl, phase, (size_t)bytes + 3, 5, 0);
 }
 
+/* Every call threaded (chunks of any size) and streaming; the spin time as it is. */
+static const relu_thresholds FORCED = {0, 0, 0, -1};
+
 static void
-set_tuning(int threads, ptrdiff_t parallel, ptrdiff_t nt, ptrdiff_t min_chunk, relu_isa isa)
+set_tuning(int threads, relu_thresholds thresholds, relu_isa isa)
 {
     if (relu_set_num_threads(threads) < 0 || relu_set_nt_isa(isa) < 0) {
         fprintf(stderr, "driver: the kernel refused %d threads or ISA %s\n", threads,
                 relu_isa_name(isa));
         exit(2);
     }
-    relu_set_parallel_bytes(parallel);
-    relu_set_nt_bytes(nt);
-    relu_set_min_chunk_bytes(min_chunk);
+    relu_set_thresholds(thresholds);
 }
 
 static double
@@ -623,8 +624,8 @@ main(int argc, char **argv)
            "thresholds: parallel %td, streaming %td\n",
            defaults.threads_supported ? "yes" : "no (serial build)",
            relu_isa_name(defaults.best_nt_isa), defaults.caches.l2_bytes,
-           defaults.caches.llc_bytes, defaults.caches.source, defaults.parallel_bytes,
-           defaults.nt_bytes);
+           defaults.caches.llc_bytes, defaults.caches.source, defaults.thresholds.parallel_bytes,
+           defaults.thresholds.nt_bytes);
 
     make_value_pools();
     tally tl = {0, 0};
@@ -634,7 +635,7 @@ main(int argc, char **argv)
     for (int isa = (int)defaults.best_nt_isa; isa >= RELU_ISA_NONE; isa--) {
         long before = tl.cases;
         snprintf(phase, sizeof phase, "2 threads, %s, thresholds 0", relu_isa_name((relu_isa)isa));
-        set_tuning(2, 0, 0, 0, (relu_isa)isa);
+        set_tuning(2, FORCED, (relu_isa)isa);
         sweep_small(&tl, phase, EACH_OFFSET);
         sweep_sizes(&tl, phase, MEDIUM_BYTES, (int)(sizeof MEDIUM_BYTES / sizeof MEDIUM_BYTES[0]));
         end_phase(phase, &tl, before);
@@ -642,8 +643,9 @@ main(int argc, char **argv)
     /* One thread with streaming stores: each call is one run of the streaming loop. */
     {
         long before = tl.cases;
-        snprintf(phase, sizeof phase, "1 thread, %s, thresholds 0", relu_isa_name(defaults.best_nt_isa));
-        set_tuning(1, 0, 0, 0, defaults.best_nt_isa);
+        snprintf(phase, sizeof phase, "1 thread, %s, thresholds 0",
+                 relu_isa_name(defaults.best_nt_isa));
+        set_tuning(1, FORCED, defaults.best_nt_isa);
         sweep_sizes(&tl, phase, MEDIUM_BYTES, (int)(sizeof MEDIUM_BYTES / sizeof MEDIUM_BYTES[0]));
         end_phase(phase, &tl, before);
     }
@@ -651,10 +653,9 @@ main(int argc, char **argv)
     {
         long before = tl.cases;
         snprintf(phase, sizeof phase, "2 threads, default tuning");
-        set_tuning(2, defaults.parallel_bytes, defaults.nt_bytes, defaults.min_chunk_bytes,
-                   defaults.nt_isa);
+        set_tuning(2, defaults.thresholds, defaults.nt_isa);
         sweep_small(&tl, phase, default_pairs);
-        sweep_around(&tl, phase, defaults.parallel_bytes);
+        sweep_around(&tl, phase, defaults.thresholds.parallel_bytes);
         end_phase(phase, &tl, before);
     }
     printf("total: %ld cases, %ld failures\n", tl.cases, tl.failures);
