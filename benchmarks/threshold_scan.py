@@ -5,7 +5,7 @@
 
 1. Stores: out-of-place relu with regular stores against streaming stores, 1 thread, from
    64 KiB to 256 MiB. The kernel's default streaming threshold should sit where streaming starts
-   to win (see relu_default_nt_bytes in src/onnx_relu/_relu.c).
+   to win (see relu_default_nt_bytes in src/kernel/relu_tuning.c).
 2. Threads: 1 thread against N threads (N = the CPUs available), every call split (threshold
    0; chunks of at least the default 256 KiB), from 256 KiB to 16 MiB. The default threading
    threshold should sit where N threads start to win.

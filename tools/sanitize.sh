@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Build onnx_relu with AddressSanitizer + UndefinedBehaviorSanitizer and run the kernel sweep
-# (tests/sanitizer/run_kernel_cases.py) under it. `make sanitize` calls this.
+# The C kernel and onnx_relu under AddressSanitizer + UndefinedBehaviorSanitizer. `make sanitize`
+# calls this. First the kernel on its own: src/kernel with the C driver
+# tests/kernel/relu_kernel_driver.c, no Python. Then onnx_relu built with the sanitizers, the
+# kernel sweep through the ufunc (tests/sanitizer/run_kernel_cases.py) and some of the tests.
 #
 # The sanitized package goes to build/sanitize-site (meson build dir build/sanitize), never into
 # .venv: the sweep runs the .venv's Python with PYTHONPATH pointing there. Extra arguments go to
@@ -17,10 +19,32 @@ export CC
 site=build/sanitize-site
 log=build/sanitize.log
 mkdir -p build
+: > "$log"
+
+fail() { echo "sanitize: FAILED: $*" >&2; exit 1; }
+sanitizer_flags=(-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer -g)
+
+# 0. The kernel driver, built as meson builds the kernel (-O3, no -march=native) plus the
+#    sanitizers. --each-offset: every offset of input and output (every address the kernel meets)
+#    rather than every pair of them, which tests/kernel/test_kernel_driver.py runs unsanitized.
+driver=build/sanitize-driver/relu_kernel_driver
+mkdir -p "$(dirname "$driver")"
+echo "sanitize: building the kernel driver with ${sanitizer_flags[*]}"
+"$CC" -std=c11 -O3 -fno-math-errno -Wall -Wextra -pthread "${sanitizer_flags[@]}" -Isrc/kernel \
+  src/kernel/*.c tests/kernel/relu_kernel_driver.c -o "$driver"
+set +e
+ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:detect_stack_use_after_return=1:check_initialization_order=1:strict_string_checks=1" \
+  UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1" \
+  "$driver" --each-offset > >(tee -a "$log") 2>&1
+status=$?
+set -e
+wait  # for tee
+[ "$status" -eq 0 ] || fail "the kernel driver exited with status $status (log: $log)"
 
 echo "sanitize: building onnx_relu with -fsanitize=address,undefined into $site"
 rm -rf "$site"
 # -fno-sanitize-recover=all: the first UBSan finding aborts, whatever UBSAN_OPTIONS says.
+# (meson adds -fsanitize=address,undefined to every target: the kernel library and the module.)
 CFLAGS="${CFLAGS:-} -fno-sanitize-recover=all -fno-omit-frame-pointer" \
   "$PY" -m pip install --quiet --no-deps --no-cache-dir --target "$site" \
     -Cbuild-dir=build/sanitize \
@@ -63,11 +87,9 @@ sanitized=(env
   PYTHONPATH="$site"
   PYTHONDONTWRITEBYTECODE=1)
 
-fail() { echo "sanitize: FAILED: $*" >&2; exit 1; }
-
-# 1. The kernel sweep.
+# 1. The kernel sweep through the ufunc.
 set +e
-"${sanitized[@]}" "$PY" -W error tests/sanitizer/run_kernel_cases.py "$@" > >(tee "$log") 2>&1
+"${sanitized[@]}" "$PY" -W error tests/sanitizer/run_kernel_cases.py "$@" > >(tee -a "$log") 2>&1
 status=$?
 set -e
 wait  # for tee

@@ -1,0 +1,389 @@
+/*
+ * relu_pool.c - work splitting and the thread pool (see relu_pool.h).
+ *
+ * A persistent pool of POSIX threads, created on the first large call, works on a call together
+ * with the calling thread. The call is cut into up to 8 chunks per thread that the threads claim
+ * one at a time, so a thread that runs late (its core busy with another process) delays the call
+ * by at most one chunk. Small calls never touch the pool. One call uses the pool at a time: a
+ * caller that finds it busy (several threads calling at once) computes on its own thread, so
+ * nothing ever waits for the pool and nothing can deadlock. A forked child forgets the parent's
+ * pool (its threads do not exist there) and makes a new one when it needs it. Workers are
+ * detached and sleep on a condition variable, so process exit (and interpreter exit) never waits
+ * for them.
+ */
+/* POSIX.1-2008 for clock_gettime, pthread_sigmask and sigset_t under -std=c11. */
+#define _POSIX_C_SOURCE 200809L
+
+#include "relu_pool.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "relu_tuning.h"
+
+#if RELU_HAVE_THREADS
+#include <pthread.h>
+#include <signal.h>
+#include <time.h> /* clock_gettime, for the spin limit */
+
+/* The pause hint for spin loops. */
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define RELU_CPU_RELAX() _mm_pause()
+#elif (defined(__aarch64__) || defined(__arm__)) && (defined(__GNUC__) || defined(__clang__))
+#define RELU_CPU_RELAX() __asm__ __volatile__("yield")
+#else
+#define RELU_CPU_RELAX() ((void)0)
+#endif
+#endif /* RELU_HAVE_THREADS */
+
+/* Chunks per thread: a thread slowed down (a core shared with another process) hands its
+ * remaining chunks to the others instead of holding up the call. */
+enum { RELU_CHUNKS_PER_THREAD = 8 };
+
+void
+relu_plan(ptrdiff_t n, ptrdiff_t bytes, int *threads, int *parts)
+{
+    *threads = RELU_LOAD(relu_tuning.num_threads);
+    *parts = 1;
+    if (*threads <= 1 || bytes < RELU_LOAD(relu_tuning.parallel_bytes)) {
+        *threads = 1;
+        return;
+    }
+    const ptrdiff_t min_chunk = RELU_LOAD(relu_tuning.min_chunk_bytes);
+    ptrdiff_t count = (ptrdiff_t)*threads * RELU_CHUNKS_PER_THREAD;
+    if (min_chunk > 0 && bytes / min_chunk < count) {
+        count = bytes / min_chunk;
+    }
+    if (count > n) {
+        count = n;
+    }
+    *parts = count < 1 ? 1 : (int)count;
+    if (*parts < *threads) {
+        *threads = *parts;
+    }
+}
+
+#if RELU_HAVE_THREADS
+/*
+ * Start of chunk k of `parts` nearly equal chunks of [0, n). When the output is contiguous, the
+ * boundary is moved down to a 64-byte line of the output, so that no cache line is written by
+ * two threads and every streaming range starts on a whole line.
+ */
+static ptrdiff_t
+relu_chunk_start(const relu_job *job, int k)
+{
+    if (k <= 0) {
+        return 0;
+    }
+    if (k >= job->parts) {
+        return job->n;
+    }
+    const ptrdiff_t n = job->n, parts = job->parts, elsize = job->elsize;
+    ptrdiff_t b = (n / parts) * k + ((n % parts) * k) / parts;
+    if (job->out_stride == elsize && ((uintptr_t)job->out % (uintptr_t)elsize) == 0) {
+        const uintptr_t addr = (uintptr_t)job->out + (uintptr_t)(b * elsize);
+        b -= (ptrdiff_t)((addr & 63) / (uintptr_t)elsize);
+    }
+    return b < 0 ? 0 : b;
+}
+
+/* Computes chunk k of the job (on whichever thread claimed it). */
+static void
+relu_run_chunk(const relu_job *job, int k)
+{
+    job->run(job->task, relu_chunk_start(job, k), relu_chunk_start(job, k + 1));
+}
+
+typedef struct relu_pool relu_pool;
+
+typedef struct {
+    relu_pool *pool;
+    int id;                          /* 0, 1, ...: takes part in a job when id < active */
+    unsigned long start_generation;  /* the pool's generation when this worker was started */
+} relu_worker;
+
+/*
+ * A job is posted by bumping `generation` (under `lock`); every thread then claims chunks one at
+ * a time from `claim`, whose high 32 bits carry the job's generation and low 32 bits the next
+ * chunk: a worker that wakes up after its job has ended cannot claim a chunk of the next one.
+ * `done` counts finished chunks; the caller waits for it to reach the job's parts.
+ *
+ * Waking a sleeping thread costs tens of microseconds in a virtual machine (~25 us measured in a
+ * KVM guest: the idle vCPU has to be scheduled again), as much as 1 MiB of work. So a worker
+ * that finishes a job, and the caller waiting for the last chunk, first spin (with a pause
+ * instruction) for up to the tuning's spin_ns before sleeping on the condition variables:
+ * back-to-back large calls then start at once, at the price of at most spin_ns of CPU per thread
+ * after each large call (onnxruntime and OpenMP workers spin for milliseconds).
+ */
+struct relu_pool {
+    pthread_mutex_t lock;
+    pthread_cond_t wake;             /* a new job: generation changed */
+    pthread_cond_t finished;         /* done reached the job's parts */
+    atomic_ulong generation;         /* incremented (under lock) for every job */
+    int nworkers;                    /* started so far; only grows */
+    int active;                      /* workers 0 .. active-1 take part in the current job */
+    relu_job job;
+    _Atomic(uint64_t) claim;
+    atomic_int done;
+    relu_worker workers[RELU_MAX_THREADS];
+};
+
+/*
+ * The pool and the flag that gives one caller at a time the right to use (and create or grow)
+ * it. A caller that cannot take the flag runs its call serially: no waiting, no deadlock.
+ */
+static relu_pool *relu_pool_instance = NULL; /* accessed only by the holder of relu_pool_busy */
+static atomic_int relu_pool_busy = 0;
+
+/* Run chunks of the job of `generation` until none is left; returns when there is nothing to claim. */
+static void
+relu_work(relu_pool *pool, const relu_job *job, unsigned long generation)
+{
+    const uint64_t tag = (uint64_t)(uint32_t)generation << 32;
+    uint64_t current = atomic_load_explicit(&pool->claim, memory_order_acquire);
+    for (;;) {
+        if ((current & ~(uint64_t)UINT32_MAX) != tag || (uint32_t)current >= (uint32_t)job->parts) {
+            return;
+        }
+        if (!atomic_compare_exchange_weak_explicit(&pool->claim, &current, current + 1,
+                                                   memory_order_acq_rel, memory_order_acquire)) {
+            continue; /* `current` was reloaded */
+        }
+        relu_run_chunk(job, (int)(uint32_t)current);
+        if (atomic_fetch_add_explicit(&pool->done, 1, memory_order_acq_rel) + 1 == job->parts) {
+            pthread_mutex_lock(&pool->lock);
+            pthread_cond_signal(&pool->finished);
+            pthread_mutex_unlock(&pool->lock);
+        }
+        current = atomic_load_explicit(&pool->claim, memory_order_acquire);
+    }
+}
+
+/* Spin until *word != value or (done-counter form) *count >= target, for at most `ns`
+ * nanoseconds; returns whether the condition came true. */
+static double
+relu_now_ns(void)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (double)now.tv_sec * 1e9 + (double)now.tv_nsec;
+}
+
+static int
+relu_spin_while_equal(atomic_ulong *word, unsigned long value, ptrdiff_t ns)
+{
+    if (ns <= 0) {
+        return 0;
+    }
+    const double deadline = relu_now_ns() + (double)ns;
+    for (;;) {
+        for (int i = 0; i < 64; i++) {
+            if (atomic_load_explicit(word, memory_order_acquire) != value) {
+                return 1;
+            }
+            RELU_CPU_RELAX();
+        }
+        if (relu_now_ns() > deadline) {
+            return 0;
+        }
+    }
+}
+
+static int
+relu_spin_until_reached(atomic_int *count, int target, ptrdiff_t ns)
+{
+    const double deadline = ns > 0 ? relu_now_ns() + (double)ns : 0;
+    for (;;) {
+        for (int i = 0; i < 64; i++) {
+            if (atomic_load_explicit(count, memory_order_acquire) >= target) {
+                return 1;
+            }
+            RELU_CPU_RELAX();
+        }
+        if (ns <= 0 || relu_now_ns() > deadline) {
+            return 0;
+        }
+    }
+}
+
+static void *
+relu_worker_main(void *arg)
+{
+    relu_worker *self = (relu_worker *)arg;
+    relu_pool *pool = self->pool;
+    unsigned long seen = self->start_generation;
+    pthread_mutex_lock(&pool->lock);
+    for (;;) {
+        if (atomic_load_explicit(&pool->generation, memory_order_relaxed) == seen) {
+            pthread_mutex_unlock(&pool->lock);
+            relu_spin_while_equal(&pool->generation, seen, RELU_LOAD(relu_tuning.spin_ns));
+            pthread_mutex_lock(&pool->lock);
+            while (atomic_load_explicit(&pool->generation, memory_order_relaxed) == seen) {
+                pthread_cond_wait(&pool->wake, &pool->lock);
+            }
+        }
+        seen = atomic_load_explicit(&pool->generation, memory_order_relaxed);
+        if (self->id < pool->active) {
+            const relu_job job = pool->job;
+            pthread_mutex_unlock(&pool->lock);
+            relu_work(pool, &job, seen);
+            pthread_mutex_lock(&pool->lock);
+        }
+    }
+    return NULL; /* not reached: workers live as long as the process */
+}
+
+/* Called by the holder of relu_pool_busy: the pool with at least `workers` workers if possible. */
+static relu_pool *
+relu_pool_get(int workers)
+{
+    relu_pool *pool = relu_pool_instance;
+    if (pool == NULL) {
+        pool = (relu_pool *)calloc(1, sizeof(relu_pool));
+        if (pool == NULL) {
+            return NULL;
+        }
+        if (pthread_mutex_init(&pool->lock, NULL) != 0) {
+            free(pool);
+            return NULL;
+        }
+        if (pthread_cond_init(&pool->wake, NULL) != 0) {
+            pthread_mutex_destroy(&pool->lock);
+            free(pool);
+            return NULL;
+        }
+        if (pthread_cond_init(&pool->finished, NULL) != 0) {
+            pthread_cond_destroy(&pool->wake);
+            pthread_mutex_destroy(&pool->lock);
+            free(pool);
+            return NULL;
+        }
+        atomic_init(&pool->claim, 0);
+        atomic_init(&pool->generation, 0);
+        atomic_init(&pool->done, 0);
+        relu_pool_instance = pool;
+    }
+    if (workers > RELU_MAX_THREADS - 1) {
+        workers = RELU_MAX_THREADS - 1;
+    }
+    if (pool->nworkers >= workers) {
+        return pool;
+    }
+    pthread_attr_t attr;
+    if (pthread_attr_init(&attr) != 0) {
+        return pool;
+    }
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    /* Workers inherit the creating thread's signal mask: block everything so that signals keep
+     * going to the caller's threads (the Python interpreter's). */
+    sigset_t all, previous;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &previous);
+    while (pool->nworkers < workers) {
+        relu_worker *worker = &pool->workers[pool->nworkers];
+        worker->pool = pool;
+        worker->id = pool->nworkers;
+        worker->start_generation = atomic_load_explicit(&pool->generation, memory_order_relaxed);
+        pthread_t thread;
+        if (pthread_create(&thread, &attr, relu_worker_main, worker) != 0) {
+            break; /* run with the workers there are */
+        }
+        pool->nworkers++;
+    }
+    pthread_sigmask(SIG_SETMASK, &previous, NULL);
+    pthread_attr_destroy(&attr);
+    return pool;
+}
+
+int
+relu_pool_run(const relu_job *job, int threads)
+{
+    int expected = 0;
+    if (!atomic_compare_exchange_strong_explicit(&relu_pool_busy, &expected, 1,
+                                                 memory_order_acquire, memory_order_relaxed)) {
+        return 0;
+    }
+    relu_pool *pool = relu_pool_get(threads - 1);
+    const int workers = pool == NULL ? 0 : (pool->nworkers < threads - 1 ? pool->nworkers : threads - 1);
+    if (workers < 1) {
+        atomic_store_explicit(&relu_pool_busy, 0, memory_order_release);
+        return 0;
+    }
+    pthread_mutex_lock(&pool->lock);
+    const unsigned long generation =
+        atomic_load_explicit(&pool->generation, memory_order_relaxed) + 1;
+    pool->job = *job;
+    pool->active = workers;
+    atomic_store_explicit(&pool->done, 0, memory_order_relaxed);
+    atomic_store_explicit(&pool->claim, (uint64_t)(uint32_t)generation << 32, memory_order_release);
+    atomic_store_explicit(&pool->generation, generation, memory_order_release); /* spinners go */
+    pthread_cond_broadcast(&pool->wake);
+    pthread_mutex_unlock(&pool->lock);
+
+    relu_work(pool, job, generation);
+
+    if (!relu_spin_until_reached(&pool->done, job->parts, RELU_LOAD(relu_tuning.spin_ns))) {
+        pthread_mutex_lock(&pool->lock);
+        while (atomic_load_explicit(&pool->done, memory_order_acquire) < job->parts) {
+            pthread_cond_wait(&pool->finished, &pool->lock);
+        }
+        pthread_mutex_unlock(&pool->lock);
+    }
+    atomic_store_explicit(&relu_pool_busy, 0, memory_order_release);
+    return 1;
+}
+
+/*
+ * In a child process made by fork() only the forking thread exists: forget the parent's pool
+ * (its memory is left as it is; its mutex may be held by a thread that is gone) and release the
+ * flag. The next large call makes a new pool.
+ */
+static void
+relu_after_fork_in_child(void)
+{
+    relu_pool_instance = NULL;
+    atomic_store_explicit(&relu_pool_busy, 0, memory_order_relaxed);
+}
+
+int
+relu_pool_install_fork_handler(void)
+{
+    static int installed = 0;
+    if (!installed) {
+        if (pthread_atfork(NULL, NULL, relu_after_fork_in_child) != 0) {
+            return -1;
+        }
+        installed = 1;
+    }
+    return 0;
+}
+
+int
+relu_pool_workers(void)
+{
+    /* Informational only: read without taking the flag. */
+    relu_pool *pool = relu_pool_instance;
+    return pool == NULL ? 0 : pool->nworkers;
+}
+#else
+int
+relu_pool_run(const relu_job *job, int threads)
+{
+    (void)job;
+    (void)threads;
+    return 0;
+}
+
+int
+relu_pool_install_fork_handler(void)
+{
+    return 0;
+}
+
+int
+relu_pool_workers(void)
+{
+    return 0;
+}
+#endif /* RELU_HAVE_THREADS */

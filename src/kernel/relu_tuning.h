@@ -1,0 +1,108 @@
+/*
+ * relu_tuning.h - the kernel's process-wide tuning: thread count, the output sizes from which a
+ * call uses threads and streaming stores, the streaming-store ISA, the pool's spin time, and the
+ * cache sizes the streaming-store threshold is derived from.
+ *
+ * Every setting is read (relaxed) by every call and written by the setters below; a call that
+ * races with a setter sees the old or the new value, either of which is valid. Callers serialise
+ * their own setters (the NumPy module calls them under the GIL).
+ */
+#ifndef RELU_TUNING_H
+#define RELU_TUNING_H
+
+#include <stddef.h>
+
+#include "relu_platform.h"
+
+/* Most threads one call may use (the calling thread included). */
+enum { RELU_MAX_THREADS = 256 };
+
+/* Streaming-store code paths, in order of preference; RELU_ISA_NONE means regular stores only. */
+typedef enum { RELU_ISA_NONE = 0, RELU_ISA_SSE2, RELU_ISA_AVX2, RELU_ISA_AVX512, RELU_ISA_COUNT } relu_isa;
+
+/* "none", "sse2", "avx2", "avx512". */
+RELU_API const char *relu_isa_name(relu_isa isa);
+/* The ISA of that name, or -1 if there is none. */
+RELU_API int relu_isa_from_name(const char *name);
+
+/* Cache sizes in bytes (0: not found) and where they came from: "sysconf", "sysfs", "default". */
+typedef struct {
+    ptrdiff_t l2_bytes;
+    ptrdiff_t llc_bytes; /* the last-level cache */
+    const char *source;
+} relu_caches;
+
+/*
+ * The data/unified caches of cpu0 as Linux describes them under `sysfs_root` (normally "/sys";
+ * another root reads a copy of such a tree): sizes of the level-2 cache and of the highest level.
+ * Returns 1 and sets source to "sysfs" if a size was found, else 0 with both sizes 0.
+ */
+RELU_API int relu_caches_from_sysfs(const char *sysfs_root, relu_caches *caches);
+
+/*
+ * This machine's caches: from the C library (glibc's sysconf), else from /sys, else defaults
+ * (1 MiB L2, 32 MiB last level).
+ */
+RELU_API relu_caches relu_detect_caches(void);
+
+/* CPU vendors whose caches call for different streaming-store thresholds. */
+typedef enum { RELU_VENDOR_OTHER = 0, RELU_VENDOR_INTEL } relu_vendor;
+
+/* This CPU's vendor, as far as the streaming-store threshold cares (OTHER without streaming stores). */
+RELU_API relu_vendor relu_detect_vendor(void);
+
+/* The output size from which relu_compute uses streaming stores (out of place), for these caches. */
+RELU_API ptrdiff_t relu_default_nt_bytes(const relu_caches *caches, relu_vendor vendor);
+
+/* Detects the best ISA, the caches and the vendor, and sets the ISA and streaming-store
+ * threshold from them (relu_kernel_init calls it). */
+RELU_API void relu_tuning_init(void);
+
+/* Setters (and the thread count's getter). Sizes are output bytes; a threshold of 0 means every
+ * call. */
+RELU_API int relu_get_num_threads(void);
+/* Threads a large call may use, 1..RELU_MAX_THREADS; returns the previous count, or -1 (and
+ * changes nothing) for a count outside that range. */
+RELU_API int relu_set_num_threads(int count);
+
+/* The thresholds and the spin time; a negative field leaves that setting as it is. */
+typedef struct {
+    ptrdiff_t parallel_bytes;  /* from this output size a call is shared with the thread pool */
+    ptrdiff_t min_chunk_bytes; /* smallest chunk a call is cut into for the pool's threads */
+    ptrdiff_t nt_bytes;        /* from this output size an out-of-place call streams its stores */
+    ptrdiff_t spin_ns;         /* how long the pool's threads spin for the next call, then sleep */
+} relu_thresholds;
+
+RELU_API void relu_set_thresholds(relu_thresholds thresholds);
+/* The streaming-store code path; returns -1 (and changes nothing) for one this CPU lacks. */
+RELU_API int relu_set_nt_isa(relu_isa isa);
+
+/* Everything at one moment, for reports (onnx_relu._relu._tuning()). */
+typedef struct {
+    int num_threads;
+    int threads_supported; /* 0: a build without the thread pool, every call is serial */
+    relu_thresholds thresholds;
+    ptrdiff_t default_nt_bytes;
+    relu_isa nt_isa;
+    relu_isa best_nt_isa;
+    relu_caches caches;
+} relu_tuning_report;
+
+RELU_API relu_tuning_report relu_get_tuning(void);
+
+/*
+ * The settings themselves (kernel-internal: the kernel and the pool read them on every call, so
+ * they are variables rather than calls to the getters; callers use the functions above).
+ */
+typedef struct {
+    RELU_ATOMIC(int) num_threads;
+    RELU_ATOMIC(ptrdiff_t) parallel_bytes;
+    RELU_ATOMIC(ptrdiff_t) min_chunk_bytes;
+    RELU_ATOMIC(ptrdiff_t) nt_bytes;
+    RELU_ATOMIC(ptrdiff_t) spin_ns;
+    RELU_ATOMIC(int) nt_isa; /* a relu_isa */
+} relu_settings;
+
+extern RELU_API relu_settings relu_tuning;
+
+#endif /* RELU_TUNING_H */

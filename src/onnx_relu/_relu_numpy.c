@@ -1,0 +1,350 @@
+/*
+ * _relu_numpy.c - the extension module onnx_relu._relu: the kernel of src/kernel (relu_kernel.h,
+ * where the semantics are written) as a NumPy ufunc, and the kernel's tuning as private functions.
+ *
+ *   relu                  the ufunc: one ArrayMethod loop per type of the kernel, no legacy loops,
+ *                         so it never casts (onnx_relu.relu adds the opset-aware type checks)
+ *   _get_num_threads, _set_num_threads, _tuning, _set_tuning, MAX_THREADS
+ *                         thread count and thresholds (the package's thread control, the tests,
+ *                         the benchmark harness)
+ *   _copy                 the benchmark harness's copy ceiling
+ *
+ * Everything here translates between Python objects and the kernel's C API; nothing computes.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#define NPY_NO_DEPRECATED_API NPY_2_0_API_VERSION
+#define NPY_TARGET_VERSION NPY_2_0_API_VERSION
+#include <numpy/arrayobject.h>
+#include <numpy/ufuncobject.h>
+#include <numpy/dtype_api.h>
+
+#include <string.h>
+
+#include "relu_kernel.h"
+#include "relu_pool.h"
+#include "relu_tuning.h"
+
+/* The kernel takes numpy's counts and strides as they are. */
+_Static_assert(sizeof(npy_intp) == sizeof(ptrdiff_t), "npy_intp and ptrdiff_t differ in size");
+_Static_assert(sizeof(Py_ssize_t) == sizeof(ptrdiff_t), "Py_ssize_t and ptrdiff_t differ in size");
+
+/* ------------------------------------------------------------------------------------------ */
+/* The ufunc                                                                                   */
+/* ------------------------------------------------------------------------------------------ */
+
+/* The ArrayMethod strided loop: one per type, each a thin shim over relu_compute. */
+#define RELU_DEFINE_LOOP(name, int_t, threshold)                                               \
+    static int relu_loop_##name(PyArrayMethod_Context *NPY_UNUSED(context),                   \
+                                char *const data[], npy_intp const dimensions[],               \
+                                npy_intp const strides[], NpyAuxData *NPY_UNUSED(auxdata))     \
+    {                                                                                          \
+        relu_compute(RELU_TYPE_##name, data[0], data[1], dimensions[0], strides[0],            \
+                     strides[1]);                                                              \
+        return 0;                                                                              \
+    }
+RELU_FOR_EACH_TYPE(RELU_DEFINE_LOOP)
+
+/*
+ * The DType class of each type, by the X-macro's name. numpy's built-in ones are not constant
+ * expressions (they come from numpy's API table), and ml_dtypes.bfloat16's is found at import
+ * (its type number is assigned at run time: the local `bfloat16` of relu_make_ufunc), so the
+ * table of loops is filled in at import.
+ */
+#define RELU_NUMPY_DTYPE_int8 (&PyArray_Int8DType)
+#define RELU_NUMPY_DTYPE_int16 (&PyArray_Int16DType)
+#define RELU_NUMPY_DTYPE_int32 (&PyArray_Int32DType)
+#define RELU_NUMPY_DTYPE_int64 (&PyArray_Int64DType)
+#define RELU_NUMPY_DTYPE_float16 (&PyArray_HalfDType)
+#define RELU_NUMPY_DTYPE_bfloat16 bfloat16
+#define RELU_NUMPY_DTYPE_float32 (&PyArray_FloatDType)
+#define RELU_NUMPY_DTYPE_float64 (&PyArray_DoubleDType)
+
+typedef struct {
+    const char *name;                  /* ArrayMethod name, shown in numpy's error messages */
+    PyArrayMethod_StridedLoop *loop;
+    PyArray_DTypeMeta *dtype;
+} relu_loop_entry;
+
+static int
+relu_add_loop(PyObject *ufunc, const relu_loop_entry *entry)
+{
+    PyArray_DTypeMeta *dtypes[2] = {entry->dtype, entry->dtype};
+    /* The same loop serves aligned and unaligned data (the kernel takes any address). */
+    PyType_Slot slots[] = {
+        {NPY_METH_strided_loop, (void *)entry->loop},
+#if RELU_SUPPORTS_UNALIGNED
+        {NPY_METH_unaligned_strided_loop, (void *)entry->loop},
+#endif
+        {0, NULL},
+    };
+    PyArrayMethod_Spec spec = {
+        .name = entry->name,
+        .nin = 1,
+        .nout = 1,
+        .casting = NPY_NO_CASTING,
+        .flags = NPY_METH_NO_FLOATINGPOINT_ERRORS |
+                 (RELU_SUPPORTS_UNALIGNED ? NPY_METH_SUPPORTS_UNALIGNED : 0),
+        .dtypes = dtypes,
+        .slots = slots,
+    };
+    return PyUFunc_AddLoopFromSpec(ufunc, &spec);
+}
+
+/* The DType class of ml_dtypes.bfloat16, found at import (its type number is assigned at run time). */
+static PyArray_DTypeMeta *
+relu_bfloat16_dtype(void)
+{
+    PyObject *ml_dtypes = PyImport_ImportModule("ml_dtypes");
+    if (ml_dtypes == NULL) {
+        return NULL;
+    }
+    PyObject *scalar_type = PyObject_GetAttrString(ml_dtypes, "bfloat16");
+    Py_DECREF(ml_dtypes);
+    if (scalar_type == NULL) {
+        return NULL;
+    }
+    PyArray_Descr *descr = NULL;
+    int ok = PyArray_DescrConverter(scalar_type, &descr);
+    Py_DECREF(scalar_type);
+    if (!ok || descr == NULL) {
+        return NULL;
+    }
+    if (descr->elsize != 2) {
+        PyErr_Format(PyExc_ImportError,
+                     "ml_dtypes.bfloat16 has itemsize %d, expected 2", (int)descr->elsize);
+        Py_DECREF(descr);
+        return NULL;
+    }
+    PyArray_DTypeMeta *dtype = (PyArray_DTypeMeta *)Py_TYPE(descr);
+    Py_INCREF(dtype);
+    Py_DECREF(descr);
+    return dtype;
+}
+
+PyDoc_STRVAR(relu_ufunc_doc,
+             "relu(x, /, out=None) -> y\n\n"
+             "ONNX Relu as a ufunc: y = x where x > 0 or x is NaN (bits unchanged), +0 elsewhere.\n"
+             "Loops: int8, int16, int32, int64, float16, float32, float64, bfloat16; no casting.\n"
+             "Use onnx_relu.relu() for opset-aware type checks and clear errors.");
+
+/* The ufunc with a loop for every type of the kernel; NULL with an exception set on failure. */
+static PyObject *
+relu_make_ufunc(void)
+{
+    PyArray_DTypeMeta *bfloat16 = relu_bfloat16_dtype();
+    if (bfloat16 == NULL) {
+        return NULL;
+    }
+    /* No legacy loops: the ufunc has only the ArrayMethod loops below and so never casts. */
+    PyObject *ufunc = PyUFunc_FromFuncAndData(NULL, NULL, NULL, 0, 1, 1, PyUFunc_None, "relu",
+                                              relu_ufunc_doc, 0);
+    if (ufunc != NULL) {
+#define RELU_LOOP_ENTRY(name, int_t, threshold)                                                \
+    {"relu_" #name, relu_loop_##name, RELU_NUMPY_DTYPE_##name},
+        const relu_loop_entry loops[RELU_TYPE_COUNT] = {RELU_FOR_EACH_TYPE(RELU_LOOP_ENTRY)};
+        for (int i = 0; i < RELU_TYPE_COUNT; i++) {
+            if (relu_add_loop(ufunc, &loops[i]) < 0) {
+                Py_CLEAR(ufunc);
+                break;
+            }
+        }
+    }
+    Py_DECREF(bfloat16);
+    return ufunc;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Thread count and tuning                                                                     */
+/* ------------------------------------------------------------------------------------------ */
+
+static PyObject *
+relu_py_get_num_threads(PyObject *NPY_UNUSED(self), PyObject *NPY_UNUSED(args))
+{
+    return PyLong_FromLong(relu_get_num_threads());
+}
+
+static PyObject *
+relu_py_set_num_threads(PyObject *NPY_UNUSED(self), PyObject *arg)
+{
+    long n = PyLong_AsLong(arg);
+    if (n == -1 && PyErr_Occurred()) {
+        return NULL;
+    }
+    if (n < 1 || n > RELU_MAX_THREADS) {
+        PyErr_Format(PyExc_ValueError, "the number of threads must be in 1..%d, got %ld",
+                     (int)RELU_MAX_THREADS, n);
+        return NULL;
+    }
+    return PyLong_FromLong(relu_set_num_threads((int)n));
+}
+
+static PyObject *
+relu_tuning_dict(void)
+{
+    const relu_tuning_report tuning = relu_get_tuning();
+    return Py_BuildValue(
+        "{s:i,s:i,s:O,s:n,s:n,s:s,s:n,s:n,s:n,s:n,s:n,s:s,s:s,s:i}",
+        "num_threads", tuning.num_threads,
+        "max_threads", (int)RELU_MAX_THREADS,
+        "threads_supported", tuning.threads_supported ? Py_True : Py_False,
+        "l2_bytes", (Py_ssize_t)tuning.caches.l2_bytes,
+        "llc_bytes", (Py_ssize_t)tuning.caches.llc_bytes,
+        "cache_source", tuning.caches.source,
+        "parallel_threshold", (Py_ssize_t)tuning.thresholds.parallel_bytes,
+        "min_chunk", (Py_ssize_t)tuning.thresholds.min_chunk_bytes,
+        "nt_threshold", (Py_ssize_t)tuning.thresholds.nt_bytes,
+        "default_nt_threshold", (Py_ssize_t)tuning.default_nt_bytes,
+        "spin_ns", (Py_ssize_t)tuning.thresholds.spin_ns,
+        "nt_isa", relu_isa_name(tuning.nt_isa),
+        "best_nt_isa", relu_isa_name(tuning.best_nt_isa),
+        "pool_workers", relu_pool_workers());
+}
+
+static PyObject *
+relu_py_tuning(PyObject *NPY_UNUSED(self), PyObject *NPY_UNUSED(args))
+{
+    return relu_tuning_dict();
+}
+
+static PyObject *
+relu_py_set_tuning(PyObject *NPY_UNUSED(self), PyObject *args, PyObject *kwargs)
+{
+    static char *keywords[] = {"parallel_threshold", "nt_threshold", "min_chunk", "nt_isa",
+                               "spin_ns", NULL};
+    Py_ssize_t parallel = -1, nt = -1, min_chunk = -1, spin = -1;
+    const char *isa_name = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$nnnzn:_set_tuning", keywords, &parallel,
+                                     &nt, &min_chunk, &isa_name, &spin)) {
+        return NULL;
+    }
+    const relu_isa best = relu_get_tuning().best_nt_isa;
+    int isa = -1;
+    if (isa_name != NULL) {
+        isa = relu_isa_from_name(isa_name);
+        if (isa < 0 || isa > (int)best) {
+            PyErr_Format(PyExc_ValueError,
+                         "nt_isa '%s' is not available here; allowed: 'none' up to '%s'",
+                         isa_name, relu_isa_name(best));
+            return NULL;
+        }
+    }
+    PyObject *previous = relu_tuning_dict();
+    if (previous == NULL) {
+        return NULL;
+    }
+    /* Negative means "leave as it is"; 0 is a valid threshold (always) for the tests. */
+    relu_set_thresholds((relu_thresholds){parallel, min_chunk, nt, spin});
+    if (isa >= 0) {
+        relu_set_nt_isa((relu_isa)isa); /* checked above */
+    }
+    return previous;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* The copy ceiling                                                                            */
+/* ------------------------------------------------------------------------------------------ */
+
+static PyObject *
+relu_py_copy(PyObject *NPY_UNUSED(self), PyObject *args, PyObject *kwargs)
+{
+    static char *keywords[] = {"src", "dst", "nontemporal", NULL};
+    PyObject *src_obj, *dst_obj;
+    int nontemporal = 1;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|$p:_copy", keywords, &src_obj, &dst_obj,
+                                     &nontemporal)) {
+        return NULL;
+    }
+    Py_buffer src, dst;
+    if (PyObject_GetBuffer(src_obj, &src, PyBUF_SIMPLE) < 0) {
+        return NULL;
+    }
+    if (PyObject_GetBuffer(dst_obj, &dst, PyBUF_SIMPLE | PyBUF_WRITABLE) < 0) {
+        PyBuffer_Release(&src);
+        return NULL;
+    }
+    PyObject *result = NULL;
+    const char *s = (const char *)src.buf;
+    char *d = (char *)dst.buf;
+    if (src.len != dst.len) {
+        PyErr_Format(PyExc_ValueError, "_copy needs buffers of the same size, got %zd and %zd bytes",
+                     src.len, dst.len);
+    }
+    else if (s != d && s < d + dst.len && d < s + src.len) {
+        PyErr_SetString(PyExc_ValueError, "_copy: the buffers overlap (only identical ones may)");
+    }
+    else {
+        Py_BEGIN_ALLOW_THREADS
+        relu_copy_ceiling(s, d, (size_t)src.len, nontemporal);
+        Py_END_ALLOW_THREADS
+        result = Py_NewRef(Py_None);
+    }
+    PyBuffer_Release(&dst);
+    PyBuffer_Release(&src);
+    return result;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Module definition                                                                           */
+/* ------------------------------------------------------------------------------------------ */
+
+static PyMethodDef relu_methods[] = {
+    {"_get_num_threads", relu_py_get_num_threads, METH_NOARGS,
+     "_get_num_threads() -> int: the threads a large call may use (onnx_relu.get_num_threads)."},
+    {"_set_num_threads", relu_py_set_num_threads, METH_O,
+     "_set_num_threads(n) -> previous: set the thread count (onnx_relu.set_num_threads)."},
+    {"_tuning", relu_py_tuning, METH_NOARGS,
+     "_tuning() -> dict: thread count, thresholds in bytes, cache size, streaming-store ISA."},
+    {"_set_tuning", (PyCFunction)(void (*)(void))relu_py_set_tuning, METH_VARARGS | METH_KEYWORDS,
+     "_set_tuning(*, parallel_threshold, nt_threshold, min_chunk, nt_isa, spin_ns) -> previous.\n"
+     "For tests and benchmarks; thresholds are output sizes in bytes, -1 leaves one unchanged."},
+    {"_copy", (PyCFunction)(void (*)(void))relu_py_copy, METH_VARARGS | METH_KEYWORDS,
+     "_copy(src, dst, *, nontemporal=True): the benchmark harness's copy ceiling.\n"
+     "Copies with streaming (or regular) stores on the current threads, split like a relu call;\n"
+     "src and dst: contiguous buffers of the same size, disjoint or identical (in place)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef relu_module = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "onnx_relu._relu",
+    .m_doc = "Compiled core of onnx-relu: the relu ufunc, its thread pool and tuning.",
+    .m_size = -1,
+    .m_methods = relu_methods,
+};
+
+PyMODINIT_FUNC
+PyInit__relu(void)
+{
+    PyObject *module = NULL, *ufunc = NULL;
+
+    import_array();
+    import_umath();
+
+    if (relu_kernel_init() != 0) {
+        PyErr_SetString(PyExc_ImportError, "onnx_relu._relu: pthread_atfork failed");
+        return NULL;
+    }
+    module = PyModule_Create(&relu_module);
+    if (module == NULL) {
+        goto fail;
+    }
+    ufunc = relu_make_ufunc();
+    if (ufunc == NULL) {
+        goto fail;
+    }
+    if (PyModule_AddObject(module, "relu", ufunc) < 0) {
+        goto fail;
+    }
+    ufunc = NULL; /* reference stolen by the module */
+    if (PyModule_AddIntConstant(module, "MAX_THREADS", RELU_MAX_THREADS) < 0) {
+        goto fail;
+    }
+    return module;
+
+fail:
+    Py_XDECREF(ufunc);
+    Py_XDECREF(module);
+    return NULL;
+}
