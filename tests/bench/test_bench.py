@@ -10,6 +10,8 @@ import pytest
 
 import onnx_relu
 from onnx_relu import bench
+from tests.support.cli import SCRIPT
+from tests.support.dtypes import relu_type
 
 TYPES = ["float32", "float64", "float16", "bfloat16", "int8", "int16", "int32", "int64"]
 
@@ -54,12 +56,11 @@ def test_results_cover_every_type_size_and_thread_count(quick_run):
 
 def test_records_are_consistent(quick_run):
     _, results, _ = quick_run
-    itemsize = {"float32": 4, "float64": 8, "float16": 2, "bfloat16": 2,
-                "int8": 1, "int16": 2, "int32": 4, "int64": 8}  # fmt: skip
     for record in results["results"]:
-        expected_elements = 6 if record["size"] == "6 el" else 65536 // itemsize[record["type"]]
+        itemsize = relu_type(record["type"]).dtype.itemsize
+        expected_elements = 6 if record["size"] == "6 el" else 65536 // itemsize
         assert record["elements"] == expected_elements
-        assert record["bytes"] == expected_elements * itemsize[record["type"]]
+        assert record["bytes"] == expected_elements * itemsize
         assert len(record["rounds"]) == results["config"]["rounds"] == 2
         assert record["seconds"] > 0 and record["calls"] >= 1
         assert record["gbps"] == pytest.approx(2 * record["bytes"] / record["seconds"] / 1e9)
@@ -155,7 +156,7 @@ def test_docstring_examples_run(module_name):
 
 
 def test_onnx_relu_bench_subcommand_runs_the_harness(tmp_path):
-    script = str(__import__("pathlib").Path(sys.executable).with_name("onnx-relu"))
+    script = SCRIPT
     done = subprocess.run(
         [script, "bench", "--quick", "--types", "int16", "--sizes", "6", "--threads", "1",
          "--peers", "--no-plot", "--json", str(tmp_path / "b.json")],

@@ -6,35 +6,27 @@ from __future__ import annotations
 
 import io
 import os
-import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
-from special_values import RELU_DTYPES, reference_relu, same_bits, special_values
 
 import onnx_relu
 from onnx_relu import read_tensor, write_tensor
 from onnx_relu._progress import progress_bar
 from onnx_relu.apply_files import relu_file
-
-SCRIPT = [str(Path(sys.executable).with_name("onnx-relu"))]
-MODULE = [sys.executable, "-m", "onnx_relu"]
-TYPE_NAMES = sorted(RELU_DTYPES)
-
-
-def run_cli(*args: object, command=SCRIPT, cwd=None) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [*command, *map(str, args)], capture_output=True, text=True, cwd=cwd, timeout=120
-    )
+from tests.support.cli import MODULE, SCRIPT, folder_state, run_cli
+from tests.support.dtypes import TYPE_NAMES, relu_type
+from tests.support.oracle import expected_relu, same_bits
+from tests.support.values import mixed_values
 
 
 def tensor(type_name: str) -> np.ndarray:
-    return special_values(RELU_DTYPES[type_name], random_count=48)[:48].reshape(4, 12)
+    return mixed_values(relu_type(type_name).dtype, 48).reshape(4, 12)
 
 
-@pytest.mark.parametrize("command", [SCRIPT, MODULE], ids=["onnx-relu", "python -m onnx_relu"])
+@pytest.mark.parametrize("command", [(SCRIPT,), MODULE], ids=["onnx-relu", "python -m onnx_relu"])
 def test_version(command):
     done = run_cli("--version", command=command)
     assert (done.returncode, done.stdout.strip()) == (0, f"onnx-relu {onnx_relu.__version__}")
@@ -65,7 +57,7 @@ def test_apply_npy_every_type(tmp_path, type_name):
     write_tensor(tmp_path / "x.npy", x)
     done = run_cli("apply", tmp_path / "x.npy", tmp_path / "y.npy")
     assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
-    assert same_bits(read_tensor(tmp_path / "y.npy"), reference_relu(x))
+    assert same_bits(read_tensor(tmp_path / "y.npy"), expected_relu(x))
     assert same_bits(read_tensor(tmp_path / "x.npy"), x)  # IN untouched
 
 
@@ -79,7 +71,7 @@ def test_apply_pb_every_type_keeps_the_tensor_name(tmp_path, type_name):
     write_tensor(tmp_path / "input_0.pb", x, name="X")
     assert main(["apply", str(tmp_path / "input_0.pb"), str(tmp_path / "output_0.pb")]) == 0
     y, name = read_pb_tensor(tmp_path / "output_0.pb")
-    assert same_bits(y, reference_relu(x)) and name == "X"
+    assert same_bits(y, expected_relu(x)) and name == "X"
 
 
 @pytest.mark.parametrize(("src", "dst"), [("x.npy", "y.pb"), ("x.pb", "y.npy")])
@@ -88,15 +80,15 @@ def test_apply_mixes_formats(tmp_path, src, dst):
     write_tensor(tmp_path / src, x)
     done = run_cli("apply", src, dst, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
-    assert same_bits(read_tensor(tmp_path / dst), reference_relu(x))
+    assert same_bits(read_tensor(tmp_path / dst), expected_relu(x))
 
 
 def test_apply_in_place(tmp_path):
-    x = np.asfortranarray(tensor("double").reshape(6, 8)).astype(">f8")  # any layout works
+    x = np.asfortranarray(tensor("float64").reshape(6, 8)).astype(">f8")  # any layout works
     write_tensor(tmp_path / "x.npy", x)
     done = run_cli("apply", "--in-place", tmp_path / "x.npy")
     assert (done.returncode, done.stderr) == (0, "")
-    assert same_bits(read_tensor(tmp_path / "x.npy"), reference_relu(x).astype(">f8"))
+    assert same_bits(read_tensor(tmp_path / "x.npy"), expected_relu(x).astype(">f8"))
     assert os.listdir(tmp_path) == ["x.npy"]
 
 
@@ -105,9 +97,9 @@ def test_apply_replaces_out_and_may_write_over_in(tmp_path):
     write_tensor(tmp_path / "x.npy", x)
     write_tensor(tmp_path / "y.npy", np.arange(5.0))
     assert run_cli("apply", tmp_path / "x.npy", tmp_path / "y.npy").returncode == 0
-    assert same_bits(read_tensor(tmp_path / "y.npy"), reference_relu(x))
+    assert same_bits(read_tensor(tmp_path / "y.npy"), expected_relu(x))
     assert run_cli("apply", tmp_path / "x.npy", tmp_path / "x.npy").returncode == 0
-    assert same_bits(read_tensor(tmp_path / "x.npy"), reference_relu(x))
+    assert same_bits(read_tensor(tmp_path / "x.npy"), expected_relu(x))
     assert sorted(os.listdir(tmp_path)) == ["x.npy", "y.npy"]
 
 
@@ -129,11 +121,11 @@ def test_apply_opset_selects_the_allowed_types(tmp_path, opset, type_name, allow
 
 
 def test_apply_accepts_threads(tmp_path):
-    x = tensor("float")
+    x = tensor("float32")
     write_tensor(tmp_path / "x.npy", x)
     done = run_cli("apply", "--threads", 2, "--quiet", tmp_path / "x.npy", tmp_path / "y.npy")
     assert done.returncode == 0, done.stderr
-    assert same_bits(read_tensor(tmp_path / "y.npy"), reference_relu(x))
+    assert same_bits(read_tensor(tmp_path / "y.npy"), expected_relu(x))
 
 
 # (arguments, expected message, run as a subprocess?): the common mistakes go through the
@@ -175,8 +167,8 @@ USAGE_ERRORS = [
 
 
 def _write_inputs(folder: Path) -> None:
-    write_tensor(folder / "x.npy", tensor("float"))
-    write_tensor(folder / "x.pb", tensor("float"))
+    write_tensor(folder / "x.npy", tensor("float32"))
+    write_tensor(folder / "x.pb", tensor("float32"))
     write_tensor(folder / "u8.npy", np.array([0, 7, 255], dtype=np.uint8))
     (folder / "empty.npy").write_bytes(b"")
     (folder / "corrupt.pb").write_bytes(b"\xff" * 40)
@@ -187,10 +179,6 @@ def _write_inputs(folder: Path) -> None:
         (folder / name).mkdir()
 
 
-def _snapshot(folder: Path) -> dict[str, bytes | None]:
-    return {p.name: p.read_bytes() if p.is_file() else None for p in folder.iterdir()}
-
-
 @pytest.mark.parametrize(
     ("args", "message", "as_subprocess"), USAGE_ERRORS, ids=[" ".join(a) for a, *_ in USAGE_ERRORS]
 )
@@ -198,7 +186,7 @@ def test_usage_errors_exit_2_with_one_clear_line(
     tmp_path, monkeypatch, capsys, args, message, as_subprocess
 ):
     _write_inputs(tmp_path)
-    before = _snapshot(tmp_path)
+    before = folder_state(tmp_path)
     if as_subprocess:
         done = run_cli(*args, cwd=tmp_path)
         status, stdout, stderr = done.returncode, done.stdout, done.stderr
@@ -212,7 +200,7 @@ def test_usage_errors_exit_2_with_one_clear_line(
     assert "Traceback" not in stderr and stdout == ""
     error_lines = [line for line in stderr.splitlines() if "error:" in line]
     assert len(error_lines) == 1 and message in error_lines[0], stderr
-    assert _snapshot(tmp_path) == before  # nothing written, nothing changed
+    assert folder_state(tmp_path) == before  # nothing written, nothing changed
 
 
 class FakeTerminal(io.StringIO):
@@ -229,7 +217,7 @@ def test_progress_bar_drawn_on_a_terminal(tmp_path):
         relu_file(tmp_path / "x.npy", tmp_path / "y.npy", chunk_bytes=40_000, progress=progress)
     drawn = terminal.getvalue()
     assert "relu x.npy" in drawn and "100%" in drawn
-    assert same_bits(read_tensor(tmp_path / "y.npy"), reference_relu(x))
+    assert same_bits(read_tensor(tmp_path / "y.npy"), expected_relu(x))
 
 
 def test_no_progress_bar_when_quiet_off_a_terminal_or_without_tqdm(monkeypatch):
@@ -271,7 +259,7 @@ def test_a_failing_disk_exits_1_and_leaves_out_unchanged(tmp_path, monkeypatch, 
 
     from onnx_relu.cli import main
 
-    x = tensor("float")
+    x = tensor("float32")
     write_tensor(tmp_path / "x.npy", x)
     (tmp_path / "y.npy").write_bytes(b"previous")
 

@@ -3,8 +3,6 @@ command: exit codes, files written (bit-exact), and one-line errors for bad argu
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -14,22 +12,15 @@ onnx = pytest.importorskip("onnx")  # `make test` installs onnx and onnxruntime
 from onnx import TensorProto, helper  # noqa: E402
 
 from onnx_relu.tensor_files import read_tensor, write_tensor  # noqa: E402
-from relu_oracle import RELU_DTYPES, assert_relu_exact, special_bits  # noqa: E402
-
-SCRIPT = str(Path(sys.executable).with_name("onnx-relu"))
-ELEM_TYPE = {"float16": TensorProto.FLOAT16, "float32": TensorProto.FLOAT,
-             "float64": TensorProto.DOUBLE, "bfloat16": TensorProto.BFLOAT16,
-             "int8": TensorProto.INT8, "int16": TensorProto.INT16, "int32": TensorProto.INT32,
-             "int64": TensorProto.INT64}
-
-
-def cli(*args) -> subprocess.CompletedProcess:
-    return subprocess.run([SCRIPT, *map(str, args)], capture_output=True, text=True, timeout=120)
+from tests.support.cli import run_cli  # noqa: E402
+from tests.support.dtypes import RELU_TYPES, TYPE_NAMES, relu_type  # noqa: E402
+from tests.support.oracle import assert_relu_exact  # noqa: E402
+from tests.support.values import mixed_values  # noqa: E402
 
 
 def chain_model(path: Path, type_name: str, opset: int = 14) -> Path:
     """X -> Relu -> "Y" -> Relu -> "Z:out" (a name that is not a safe file name), both outputs."""
-    elem = ELEM_TYPE[type_name]
+    elem = relu_type(type_name).elem_type
     graph = helper.make_graph(
         [helper.make_node("Relu", ["X"], ["Y"], name="first"),
          helper.make_node("Relu", ["Y"], ["Z:out"], name="second")],
@@ -43,20 +34,17 @@ def chain_model(path: Path, type_name: str, opset: int = 14) -> Path:
 
 
 def values(dtype: np.dtype) -> np.ndarray:
-    rng = np.random.default_rng(0)
-    random_bits = rng.integers(0, 256, size=40 * dtype.itemsize, dtype=np.uint8)
-    bits = np.concatenate([np.array(special_bits(dtype), dtype=f"u{dtype.itemsize}"),
-                           random_bits.view(f"u{dtype.itemsize}")])
-    return bits.view(dtype).reshape(-1, 2)
+    """The type's special values, then random bit patterns, in rows of two."""
+    return mixed_values(dtype, 80).reshape(-1, 2)
 
 
 @pytest.mark.parametrize("suffix", ["npy", "pb"])
-@pytest.mark.parametrize("name,dtype", RELU_DTYPES, ids=[n for n, _ in RELU_DTYPES])
+@pytest.mark.parametrize("name,dtype", [(t.name, t.dtype) for t in RELU_TYPES], ids=TYPE_NAMES)
 def test_run_writes_every_output_exactly(tmp_path, name, dtype, suffix):
     model = chain_model(tmp_path / "m.onnx", name)
     x = values(dtype)
     write_tensor(tmp_path / f"x.{suffix}", x)
-    done = cli("run", model, "-i", f"X=x.{suffix}".replace("x.", str(tmp_path / "x.")),
+    done = run_cli("run", model, "-i", f"X=x.{suffix}".replace("x.", str(tmp_path / "x.")),
                "-o", tmp_path / "out", "--format", suffix)
     assert done.returncode == 0, done.stderr
     assert "Z:out ->" in done.stdout
@@ -70,7 +58,7 @@ def test_run_single_input_needs_no_name_and_threads_flag(tmp_path):
     model = chain_model(tmp_path / "m.onnx", "float32")
     x = values(np.dtype(np.float32))
     write_tensor(tmp_path / "x.npy", x)
-    done = cli("run", model, "-i", tmp_path / "x.npy", "-o", tmp_path / "o", "--threads", "1")
+    done = run_cli("run", model, "-i", tmp_path / "x.npy", "-o", tmp_path / "o", "--threads", "1")
     assert done.returncode == 0, done.stderr
     assert_relu_exact(read_tensor(tmp_path / "o" / "Y.npy"), x)
 
@@ -92,7 +80,7 @@ def test_run_refuses_bad_input_with_exit_2_and_writes_nothing(tmp_path, case, ex
     opset = 13 if case == "forbidden-type" else 14
     type_name = "int8" if case == "forbidden-type" else "float32"
     model = chain_model(tmp_path / "m.onnx", type_name, opset)
-    dtype = np.float64 if case == "wrong-dtype" else dict(RELU_DTYPES)[type_name]
+    dtype = np.float64 if case == "wrong-dtype" else relu_type(type_name).dtype
     write_tensor(tmp_path / "x.npy", np.array([-1, 2], dtype=dtype))
     inputs = ["-i", f"X={tmp_path / 'x.npy'}"]
     if case == "unknown-input":
@@ -111,7 +99,7 @@ def test_run_refuses_bad_input_with_exit_2_and_writes_nothing(tmp_path, case, ex
             [helper.make_tensor_value_info("X", TensorProto.FLOAT, None)],
             [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)])
         onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)]), model)
-    done = cli("run", model, *inputs, "-o", tmp_path / "out")
+    done = run_cli("run", model, *inputs, "-o", tmp_path / "out")
     assert done.returncode == 2, (done.stdout, done.stderr)
     assert expected in done.stderr
     assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1
@@ -120,7 +108,7 @@ def test_run_refuses_bad_input_with_exit_2_and_writes_nothing(tmp_path, case, ex
 
 def test_check_reports_findings_with_exit_1(tmp_path):
     model = chain_model(tmp_path / "bad.onnx", "int8", opset=13)
-    done = cli("check", model)
+    done = run_cli("check", model)
     assert done.returncode == 1
     lines = done.stdout.strip().splitlines()
     assert len(lines) == 2
@@ -136,7 +124,7 @@ def test_check_clean_model_and_other_operators(tmp_path):
         [helper.make_tensor_value_info("Y", TensorProto.INT64, [3])])
     model = tmp_path / "mixed.onnx"
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)]), model)
-    done = cli("check", model)
+    done = run_cli("check", model)
     assert (done.returncode, done.stdout.strip()) == (0, f"{model}: no findings")
 
 
@@ -147,7 +135,7 @@ def test_check_unreadable_model_is_a_usage_error(tmp_path, content, message):
     model = tmp_path / "m.onnx"
     if content is not None:
         model.write_bytes(content)
-    done = cli("check", model)
+    done = run_cli("check", model)
     assert done.returncode == 2 and message in done.stderr
 
 
@@ -157,9 +145,9 @@ def test_legalize_then_onnxruntime_runs_it(tmp_path, name, exact):
     pytest.importorskip("onnxruntime")
     from onnx_relu.legalization import run_with_onnxruntime
 
-    dtype = dict(RELU_DTYPES)[name]
+    dtype = relu_type(name).dtype
     model = chain_model(tmp_path / "m.onnx", name)
-    done = cli("legalize", model, tmp_path / "fixed.onnx", *(["--exact"] if exact else []))
+    done = run_cli("legalize", model, tmp_path / "fixed.onnx", *(["--exact"] if exact else []))
     assert done.returncode == 0, done.stderr
     fixed = onnx.load(tmp_path / "fixed.onnx")
     onnx.checker.check_model(fixed, full_check=True)
@@ -176,10 +164,11 @@ def test_legalize_then_onnxruntime_runs_it(tmp_path, name, exact):
 
 def test_legalize_refuses_bad_models_and_writes_nothing(tmp_path):
     model = chain_model(tmp_path / "bad.onnx", "int8", opset=13)
-    done = cli("legalize", model, tmp_path / "out.onnx")
+    done = run_cli("legalize", model, tmp_path / "out.onnx")
     assert done.returncode == 2 and "does not allow tensor(int8)" in done.stderr
     assert not (tmp_path / "out.onnx").exists()
-    done = cli("legalize", chain_model(tmp_path / "ok.onnx", "int16"), tmp_path / "no" / "o.onnx")
+    done = run_cli("legalize", chain_model(tmp_path / "ok.onnx", "int16"),
+                   tmp_path / "no" / "o.onnx")
     assert done.returncode == 2 and "does not exist" in done.stderr
-    done = cli("legalize", model, tmp_path / "o.onnx", "--target", "tensorrt")
+    done = run_cli("legalize", model, tmp_path / "o.onnx", "--target", "tensorrt")
     assert done.returncode == 2 and "invalid choice" in done.stderr

@@ -23,11 +23,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from special_values import reference_relu, special_values
 
 from onnx_relu._atomic import TEMP_SUFFIX
+from tests.support.cli import SCRIPT
+from tests.support.oracle import expected_relu
+from tests.support.values import mixed_values
 
-SCRIPT = str(Path(sys.executable).with_name("onnx-relu"))
 FILE_BYTES = 512 << 20
 BLOCK_BYTES = 4 << 20
 PEAK_RSS_BOUND = FILE_BYTES // 4
@@ -49,8 +50,7 @@ sys.exit(status)
 
 
 def _block() -> np.ndarray:
-    values = special_values(np.float32, random_count=BLOCK_BYTES // 4)
-    return values[: BLOCK_BYTES // 4]
+    return mixed_values(np.float32, BLOCK_BYTES // 4)
 
 
 def _header(block: np.ndarray) -> bytes:
@@ -118,7 +118,7 @@ def test_apply_peak_memory_is_far_below_the_file_size(big_input, tmp_path):
     assert os.path.getsize(path) > FILE_BYTES
     assert peak < PEAK_RSS_BOUND, f"peak RSS {peak >> 20} MiB for a {FILE_BYTES >> 20} MiB file"
     assert peak - baseline < 64 << 20  # what apply adds to a bare interpreter: a few windows
-    assert _is_tiled(tmp_path / "y.npy", reference_relu(block))
+    assert _is_tiled(tmp_path / "y.npy", expected_relu(block))
     assert _is_tiled(path, block)
 
 
@@ -129,7 +129,7 @@ def test_apply_in_place_peak_memory_is_far_below_the_file_size(tmp_path):
     peak, done = _peak_rss("apply", "--in-place", path)
     assert done.returncode == 0, done.stderr
     assert peak < PEAK_RSS_BOUND, f"peak RSS {peak >> 20} MiB for a {FILE_BYTES >> 20} MiB file"
-    assert _is_tiled(path, reference_relu(block))
+    assert _is_tiled(path, expected_relu(block))
 
 
 MID_WRITE_BYTES = 32 << 20  # signal once this much of the output has been written

@@ -1,6 +1,6 @@
 """The shell examples of the README's "Command line and large data" section run as written.
 
-(Its Python examples run in test_package.py's README doctest.)"""
+(Its Python examples run in tests/core/test_package.py's README doctest.)"""
 
 from __future__ import annotations
 
@@ -12,11 +12,12 @@ from pathlib import Path
 
 import numpy as np
 import zarr
-from special_values import reference_relu, same_bits
 
 from onnx_relu import read_tensor
+from tests.support import REPOSITORY
+from tests.support.oracle import expected_relu, same_bits
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+README = REPOSITORY / "README.md"
 SECTION = "## Command line and large data"
 
 
@@ -49,9 +50,9 @@ def test_apply_examples_run(tmp_path):
     assert done.returncode == 0, done.stderr
     x = np.array([-2.0, -0.0, 0.5, np.nan], np.float32)
     # The block ends by rewriting x.npy in place and then writing y.npy from it again.
-    assert same_bits(read_tensor(tmp_path / "x.npy"), reference_relu(x))
+    assert same_bits(read_tensor(tmp_path / "x.npy"), expected_relu(x))
     for name in ("y.npy", "y.pb", "z.npy"):
-        assert same_bits(read_tensor(tmp_path / name), reference_relu(x))
+        assert same_bits(read_tensor(tmp_path / name), expected_relu(x))
 
 
 def test_model_examples_run(tmp_path):
@@ -69,11 +70,12 @@ def test_dask_example_runs_on_a_local_cluster(tmp_path):
     store = zarr.create_array(tmp_path / "in.zarr", shape=values.shape, chunks=(1, 2),
                               dtype=values.dtype)
     store[...] = values
-    # The remote-scheduler line needs a cluster at that address; test_dask runs that path.
+    # The remote-scheduler line needs a cluster at that address; tests/files/test_dask.py runs
+    # that path.
     local_only = "\n".join(
         line for line in shell_blocks()[2].splitlines() if "--scheduler" not in line
     )
     assert "onnx-relu apply in.zarr out.zarr --dask" in local_only
     done = run_block(local_only, tmp_path)
     assert done.returncode == 0, done.stderr
-    assert same_bits(zarr.open_array(tmp_path / "out.zarr", mode="r")[...], reference_relu(values))
+    assert same_bits(zarr.open_array(tmp_path / "out.zarr", mode="r")[...], expected_relu(values))

@@ -11,7 +11,6 @@ from __future__ import annotations
 import decimal
 import re
 from collections.abc import Callable
-from pathlib import Path
 
 import ml_dtypes
 import numpy as np
@@ -21,7 +20,10 @@ from numpy.lib.stride_tricks import as_strided
 import onnx_relu
 from onnx_relu import relu
 from onnx_relu.errors import InvalidOpsetError, InvalidOutputError, OnnxReluError, UnsupportedTypeError
-from relu_oracle import ALL_RELU_DTYPES, as_bits, expected_relu, mixed_values
+from tests.support import REPOSITORY
+from tests.support.dtypes import REFUSED_TYPES, RELU_DTYPES, RELU_TYPES, relu_type, relu_version_at
+from tests.support.oracle import as_bits, expected_relu
+from tests.support.values import mixed_values
 
 ALLOWED_TYPES_LATEST = (
     "allowed types: tensor(bfloat16), tensor(double), tensor(float), tensor(float16),"
@@ -84,54 +86,9 @@ def random_array(dtype: np.dtype, n: int = 7, seed: int = 0) -> np.ndarray:
 # Row: every numpy dtype that no Relu version allows
 # ---------------------------------------------------------------------------------------------
 
-# (dtype, the name the message uses for it, the explicit conversion it suggests or None)
-_NUMPY_REFUSED = [
-    (np.bool_, "tensor(bool)", "x.astype(numpy.int8)"),
-    (np.uint8, "tensor(uint8)", "x.astype(numpy.int16)"),
-    (np.uint16, "tensor(uint16)", "x.astype(numpy.int32)"),
-    (np.uint32, "tensor(uint32)", "x.astype(numpy.int64)"),
-    (np.uint64, "tensor(uint64)", None),
-    (np.complex64, "tensor(complex64)", None),
-    (np.complex128, "tensor(complex128)", None),
-    (np.clongdouble, f"numpy dtype '{np.dtype(np.clongdouble).name}'", None),
-    (np.longdouble, f"numpy dtype '{np.dtype(np.longdouble).name}'", None),
-    (np.object_, "numpy dtype 'object'", None),
-    ("U3", "tensor(string)", None),
-    ("S3", "tensor(string)", None),
-    ("datetime64[s]", "numpy dtype 'datetime64[s]'", None),
-    ("timedelta64[ns]", "numpy dtype 'timedelta64[ns]'", None),
-    ("V4", "numpy dtype 'void32'", None),
-    ([("a", "<i4"), ("b", "<f4")], "numpy dtype 'void64'", None),
-]
-if np.dtype(np.longdouble) == np.dtype(np.float64):  # platforms where long double is double
-    _NUMPY_REFUSED = [r for r in _NUMPY_REFUSED if r[0] not in (np.longdouble, np.clongdouble)]
-
-# ml_dtypes types: those with an ONNX tensor type, then those without one.
-_ML_DTYPES_REFUSED = [
-    ("float8_e4m3fn", "tensor(float8e4m3fn)", "x.astype(numpy.float16)"),
-    ("float8_e4m3fnuz", "tensor(float8e4m3fnuz)", "x.astype(numpy.float16)"),
-    ("float8_e5m2", "tensor(float8e5m2)", "x.astype(numpy.float16)"),
-    ("float8_e5m2fnuz", "tensor(float8e5m2fnuz)", "x.astype(numpy.float16)"),
-    ("float8_e8m0fnu", "tensor(float8e8m0)", "x.astype(numpy.float32)"),
-    ("float4_e2m1fn", "tensor(float4e2m1)", "x.astype(numpy.float16)"),
-    ("int4", "tensor(int4)", "x.astype(numpy.int8)"),
-    ("uint4", "tensor(uint4)", "x.astype(numpy.int8)"),
-    ("int2", "tensor(int2)", "x.astype(numpy.int8)"),
-    ("uint2", "tensor(uint2)", "x.astype(numpy.int8)"),
-    ("float8_e3m4", "numpy dtype 'float8_e3m4'", None),
-    ("float8_e4m3", "numpy dtype 'float8_e4m3'", None),
-    ("float8_e4m3b11fnuz", "numpy dtype 'float8_e4m3b11fnuz'", None),
-    ("float6_e2m3fn", "numpy dtype 'float6_e2m3fn'", None),
-    ("float6_e3m2fn", "numpy dtype 'float6_e3m2fn'", None),
-    ("int1", "numpy dtype 'int1'", None),
-    ("uint1", "numpy dtype 'uint1'", None),
-]
-REFUSED_DTYPES = [pytest.param(np.dtype(d), name, hint, id=str(np.dtype(d))) for d, name, hint in _NUMPY_REFUSED]
-REFUSED_DTYPES += [
-    pytest.param(np.dtype(getattr(ml_dtypes, attr)), name, hint, id=f"ml_dtypes.{attr}")
-    for attr, name, hint in _ML_DTYPES_REFUSED
-    if hasattr(ml_dtypes, attr)
-]
+# (dtype, the name the message uses for it, the explicit conversion it suggests or None), from
+# the tests' type table: numpy's types, then ml_dtypes' (with an ONNX tensor type or without).
+REFUSED_DTYPES = [pytest.param(r.dtype, r.message_name, r.hint, id=r.label) for r in REFUSED_TYPES]
 
 
 @pytest.mark.parametrize("opset", [None, 1, 6, 13, 14, 21])
@@ -154,15 +111,13 @@ def test_dtype_no_relu_version_allows(dtype, name, hint, opset):
 # Row: an allowed type at an opset whose Relu version forbids it
 # ---------------------------------------------------------------------------------------------
 
-# From the spec: Relu-1 and -6 allow float16/float/double, Relu-13 adds bfloat16, Relu-14 ints.
-_FIRST_VERSION = {np.dtype(np.int8): 14, np.dtype(np.int16): 14, np.dtype(np.int32): 14,
-                  np.dtype(np.int64): 14, np.dtype(ml_dtypes.bfloat16): 13}
-_VERSION_AT = {1: 1, 5: 1, 6: 6, 12: 6, 13: 13}
+# Allowed types at the opsets around each version change whose Relu version forbids them (the
+# integers below 14, bfloat16 below 13), from the tests' type table.
 TOO_EARLY = [
-    pytest.param(dtype, opset, id=f"{dtype}-opset{opset}")
-    for dtype, first in _FIRST_VERSION.items()
-    for opset in _VERSION_AT
-    if opset < first
+    pytest.param(t.dtype, opset, id=f"{t.dtype}-opset{opset}")
+    for t in RELU_TYPES
+    for opset in (1, 5, 6, 12, 13)
+    if relu_version_at(opset) < t.since
 ]
 
 
@@ -171,10 +126,10 @@ def test_allowed_type_at_opset_that_forbids_it(dtype, opset):
     x = mixed_values(dtype, 9)
     out = np.zeros_like(x)
     out_before = snapshot(out)
-    first = _FIRST_VERSION[dtype]
-    onnx_name = {np.dtype(ml_dtypes.bfloat16): "tensor(bfloat16)"}.get(dtype, f"tensor({dtype.name})")
+    first = relu_type(dtype).since
+    onnx_name = relu_type(dtype).onnx_name
     fragments = (
-        f"Relu-{_VERSION_AT[opset]} (in force at opset {opset}) does not allow {onnx_name}",
+        f"Relu-{relu_version_at(opset)} (in force at opset {opset}) does not allow {onnx_name}",
         "tensor(double), tensor(float), tensor(float16).",
         f"{onnx_name} is allowed from Relu-{first} (opset >= {first})",
     )
@@ -322,7 +277,7 @@ def test_malformed_dtype_names(name):
 # Row: byte-swapped arrays (computed, via a native copy)
 # ---------------------------------------------------------------------------------------------
 
-SWAPPABLE = [d for d in ALL_RELU_DTYPES if d.itemsize > 1]  # int8 has no byte order
+SWAPPABLE = [d for d in RELU_DTYPES if d.itemsize > 1]  # int8 has no byte order
 
 
 def _swapped(values: np.ndarray) -> np.ndarray:
@@ -460,7 +415,7 @@ def test_out_with_zero_stride():
     assert relu(np.empty((0, 2), np.float32), out=empty) is empty
 
 
-@pytest.mark.parametrize("dtype", ALL_RELU_DTYPES, ids=str)
+@pytest.mark.parametrize("dtype", RELU_DTYPES, ids=str)
 def test_unaligned_input_and_out(dtype):
     # Views at every byte offset of a buffer: numpy copies misaligned operands through aligned
     # buffers before the loop; the result must not notice.
@@ -491,7 +446,7 @@ OVERLAPS = {
 }
 
 
-@pytest.mark.parametrize("dtype", ALL_RELU_DTYPES, ids=str)
+@pytest.mark.parametrize("dtype", RELU_DTYPES, ids=str)
 @pytest.mark.parametrize("overlap", list(OVERLAPS))
 @pytest.mark.parametrize("size", [67, 5000])  # numpy releases the GIL above 500 elements
 def test_out_partially_overlapping_input(dtype, overlap, size):
@@ -564,7 +519,7 @@ def test_documented_hierarchy_matches_the_error_classes():
 
     import onnx_relu.errors as errors
 
-    doc = Path(__file__).resolve().parent.parent / "docs" / "reliability.md"
+    doc = REPOSITORY / "docs" / "reliability.md"
     block = doc.read_text(encoding="utf-8").split("## Exceptions", 1)[1].split("```", 2)[1]
     documented = {}
     parents = {0: Exception}
@@ -588,18 +543,16 @@ def test_documented_hierarchy_matches_the_error_classes():
 
 
 def test_every_row_of_the_reliability_table_names_an_existing_test():
-    doc = Path(__file__).resolve().parent.parent / "docs" / "reliability.md"
-    text = doc.read_text(encoding="utf-8")
-    cited = re.findall(r"`(test_\w+\.py)::(test_\w+)`", text)
+    text = (REPOSITORY / "docs" / "reliability.md").read_text(encoding="utf-8")
+    cited = re.findall(r"`(tests/[\w/]+\.py)::(test_\w+)`", text)  # as pytest names them
     assert len(cited) >= 20
-    tests_dir = Path(__file__).resolve().parent
-    for filename, name in cited:
-        source = (tests_dir / filename).read_text(encoding="utf-8")
-        assert re.search(rf"^def {name}\(", source, re.MULTILINE), f"{filename}::{name} cited but missing"
+    for path, name in cited:
+        source = (REPOSITORY / path).read_text(encoding="utf-8")
+        assert re.search(rf"^def {name}\(", source, re.MULTILINE), f"{path}::{name} cited but missing"
 
 
 def test_readme_reliability_example_runs(capsys):
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    readme = (REPOSITORY / "README.md").read_text(encoding="utf-8")
     section = readme.split("## Reliability", 1)[1]
     code = section.split("```python\n", 1)[1].split("```", 1)[0]
     exec(compile(code, "README.md", "exec"), {})  # noqa: S102 - our own documentation

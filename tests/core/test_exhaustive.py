@@ -4,14 +4,10 @@ import numpy as np
 import pytest
 
 import onnx_relu
-from relu_oracle import BFLOAT16, assert_relu_exact
+from tests.support.dtypes import RELU_TYPES
+from tests.support.oracle import assert_relu_exact
 
-SMALL_TYPES = [
-    pytest.param(np.dtype(np.int8), id="int8"),
-    pytest.param(np.dtype(np.int16), id="int16"),
-    pytest.param(np.dtype(np.float16), id="float16"),
-    pytest.param(BFLOAT16, id="bfloat16"),
-]
+SMALL_TYPES = [pytest.param(t.dtype, id=t.name) for t in RELU_TYPES if t.dtype.itemsize <= 2]
 
 
 def all_patterns(dtype: np.dtype) -> np.ndarray:

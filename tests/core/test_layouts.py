@@ -4,18 +4,12 @@ import numpy as np
 import pytest
 
 import onnx_relu
-from relu_oracle import RELU_DTYPES, assert_relu_exact, special_bits
+from tests.support.dtypes import RELU_TYPES
+from tests.support.oracle import assert_relu_exact
+from tests.support.values import mixed_values as mixed
+from tests.support.values import special_values
 
-TYPES = [pytest.param(dt, id=name) for name, dt in RELU_DTYPES]
-
-
-def mixed(dtype: np.dtype, size: int, seed: int = 0) -> np.ndarray:
-    """Random bit patterns with the special values mixed in (mixed signs, NaNs, zeros)."""
-    rng = np.random.default_rng(seed)
-    bits = rng.integers(0, 256, size=size * dtype.itemsize, dtype=np.uint8).view(f"u{dtype.itemsize}")
-    specials = np.array(special_bits(dtype), dtype=f"u{dtype.itemsize}")
-    bits[: min(size, specials.size)] = specials[: min(size, specials.size)]
-    return bits.view(dtype)
+TYPES = [pytest.param(t.dtype, id=t.name) for t in RELU_TYPES]
 
 
 @pytest.mark.parametrize("dtype", TYPES)
@@ -27,8 +21,9 @@ def test_contiguous_sizes(dtype, size):
 
 @pytest.mark.parametrize("dtype", TYPES)
 def test_zero_dimensional_behaves_like_a_ufunc(dtype):
-    for bits in special_bits(dtype):
-        source = np.array(bits, dtype=f"u{dtype.itemsize}").view(dtype).reshape(())
+    specials = special_values(dtype)
+    for index in range(specials.size):
+        source = specials[index : index + 1].reshape(())
         result = onnx_relu.relu(source)
         assert isinstance(result, np.generic)  # numpy ufuncs return scalars for 0-d input
         assert type(result) is type(source[()])  # the scalar type of the dtype
@@ -104,8 +99,8 @@ def test_unaligned_buffers(dtype, offset):
     assert_relu_exact(unaligned, source)
 
 
-BYTESWAPPABLE = [pytest.param(dt, id=name) for name, dt in RELU_DTYPES
-                 if dt.itemsize > 1 and name != "bfloat16"]
+BYTESWAPPABLE = [pytest.param(t.dtype, id=t.name) for t in RELU_TYPES
+                 if t.dtype.itemsize > 1 and t.name != "bfloat16"]
 
 
 @pytest.mark.parametrize("dtype", BYTESWAPPABLE)

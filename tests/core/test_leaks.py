@@ -19,7 +19,9 @@ import pytest
 
 from onnx_relu import relu, relu_ufunc
 from onnx_relu.errors import UnsupportedTypeError
-from relu_oracle import ALL_RELU_DTYPES, as_bits, expected_relu, mixed_values
+from tests.support.dtypes import RELU_DTYPES
+from tests.support.oracle import as_bits, expected_relu
+from tests.support.values import mixed_values
 
 MIB = 1 << 20
 SMALL_CALLS = 1_000_000
@@ -54,7 +56,7 @@ def test_rss_is_measurable():
 
 
 def test_million_small_calls():
-    inputs = [mixed_values(dtype, 6, seed=i) for i, dtype in enumerate(ALL_RELU_DTYPES)]
+    inputs = [mixed_values(dtype, 6, seed=i) for i, dtype in enumerate(RELU_DTYPES)]
     outputs = [np.empty_like(x) for x in inputs]
     wants = [as_bits(expected_relu(x)).tobytes() for x in inputs]
     dtypes = [x.dtype for x in inputs]

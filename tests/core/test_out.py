@@ -5,21 +5,11 @@ import pytest
 
 import onnx_relu
 from onnx_relu.errors import UnsupportedTypeError
-from relu_oracle import RELU_DTYPES, assert_relu_exact, special_bits
+from tests.support.dtypes import RELU_TYPES
+from tests.support.oracle import assert_relu_exact
+from tests.support.values import mixed_values as mixed
 
-TYPES = [pytest.param(dt, id=name) for name, dt in RELU_DTYPES]
-
-
-def mixed(dtype, size, seed=0):
-    rng = np.random.default_rng(seed)
-    bits = rng.integers(0, 256, size=size * dtype.itemsize, dtype=np.uint8).view(f"u{dtype.itemsize}")
-    specials = np.array(special_bits(dtype), dtype=bits.dtype)
-    bits[: specials.size] = specials[: min(size, specials.size)]
-    return bits.view(dtype)
-
-
-def bits(a):
-    return np.ascontiguousarray(a).view(f"u{a.dtype.itemsize}").copy()
+TYPES = [pytest.param(t.dtype, id=t.name) for t in RELU_TYPES]
 
 
 @pytest.mark.parametrize("dtype", TYPES)

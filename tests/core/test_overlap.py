@@ -19,7 +19,9 @@ import pytest
 
 import onnx_relu
 from onnx_relu import _relu, relu
-from relu_oracle import ALL_RELU_DTYPES, as_bits, expected_relu, mismatch_report, mixed_values
+from tests.support.dtypes import RELU_DTYPES
+from tests.support.oracle import as_bits, expected_relu, mismatch_report
+from tests.support.values import mixed_values
 
 # Element counts around the 64-byte lines, the 16 KiB blocks of the streaming loops and the
 # chunk splits, up to several blocks per thread.
@@ -89,7 +91,7 @@ def _check(buffer: np.ndarray, n: int, kind: str, label: str) -> None:
     assert np.array_equal(as_bits(buffer)[outside], outside_before), f"{label}: bytes outside out"
 
 
-@pytest.mark.parametrize("dtype", ALL_RELU_DTYPES, ids=str)
+@pytest.mark.parametrize("dtype", RELU_DTYPES, ids=str)
 @pytest.mark.parametrize("kind", ELEMENT_OVERLAPS)
 @pytest.mark.parametrize("threads", THREADS)
 def test_overlapping_out_with_every_path_forced(dtype, kind, threads, low_thresholds):
@@ -99,7 +101,7 @@ def test_overlapping_out_with_every_path_forced(dtype, kind, threads, low_thresh
             _check(buffer, n, kind, f"{dtype} {kind} n={n} threads={threads}")
 
 
-@pytest.mark.parametrize("dtype", ALL_RELU_DTYPES, ids=str)
+@pytest.mark.parametrize("dtype", RELU_DTYPES, ids=str)
 @pytest.mark.parametrize("threads", [2, 4])
 @pytest.mark.parametrize("parallel,nt", [(0, NEVER), (NEVER, 0), (16 << 10, 64 << 10)])
 def test_overlapping_out_across_each_threshold(dtype, threads, parallel, nt):
@@ -120,7 +122,7 @@ def test_overlapping_out_across_each_threshold(dtype, threads, parallel, nt):
         )
 
 
-@pytest.mark.parametrize("dtype", [d for d in ALL_RELU_DTYPES if d.itemsize > 1], ids=str)
+@pytest.mark.parametrize("dtype", [d for d in RELU_DTYPES if d.itemsize > 1], ids=str)
 @pytest.mark.parametrize("byte_shift", [1, -1])
 @pytest.mark.parametrize("threads", [1, 4])
 def test_overlap_by_part_of_an_element(dtype, byte_shift, threads, low_thresholds):

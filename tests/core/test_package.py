@@ -3,14 +3,14 @@
 import doctest
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 import onnx_relu
+from tests.support import REPOSITORY
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+README = REPOSITORY / "README.md"
 
 
 def run_python(*args, **kwargs):

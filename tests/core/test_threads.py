@@ -1,9 +1,10 @@
 """The threaded kernel: bit-identical results on every path, and the thread-count settings.
 
-Every result is compared, bit for bit, with an oracle that decodes the IEEE fields with numpy
-(sign bit, exponent, mantissa) and never runs the kernel's compare. The kernel's thresholds are
-lowered through the private ``_relu._set_tuning`` so that the thread pool, the streaming stores
-of every ISA this CPU runs and the chunk boundaries are reached with small arrays; one test also
+Every result is compared, bit for bit, with the tests' vectorised oracle
+(tests/support/oracle.py), which decodes the IEEE fields with numpy (sign bit, exponent,
+mantissa) and never runs the kernel's compare. The kernel's thresholds are lowered through the
+private ``_relu._set_tuning`` so that the thread pool, the streaming stores of every ISA this
+CPU runs and the chunk boundaries are reached with small arrays; one test also
 runs at the default thresholds.
 """
 
@@ -15,18 +16,17 @@ import sys
 import textwrap
 import threading
 
-import ml_dtypes
 import numpy as np
 import pytest
 
 import onnx_relu
 from onnx_relu import _relu
+from tests.support import REPOSITORY
+from tests.support.dtypes import TYPE_NAMES, relu_type
+from tests.support.oracle import as_bits, assert_relu_vectorised
+from tests.support.values import mixed_values
 
-TYPES = ["int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64"]
-SIGNED_OF_WIDTH = {1: np.int8, 2: np.int16, 4: np.int32, 8: np.int64}
-UNSIGNED_OF_WIDTH = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
-# (exponent bits, mantissa bits) of each float format.
-FLOAT_FIELDS = {"float16": (5, 10), "bfloat16": (8, 7), "float32": (8, 23), "float64": (11, 52)}
+TYPES = TYPE_NAMES
 # Element counts that straddle the 64-byte lines and the 16 KiB blocks (4 pages) of the
 # streaming loops, and the chunk splits.
 SIZES = [0, 1, 2, 3, 7, 31, 32, 33, 63, 64, 65, 127, 129, 255, 256, 1000, 4097, 40_000]
@@ -37,58 +37,13 @@ NEVER = 1 << 62
 
 
 def dtype_of(name: str) -> np.dtype:
-    return np.dtype(ml_dtypes.bfloat16) if name == "bfloat16" else np.dtype(name)
+    return relu_type(name).dtype
 
 
 def random_array(name: str, n: int, rng: np.random.Generator) -> np.ndarray:
-    """Uniformly random bit patterns: every sign, NaN payload, infinity and subnormal occurs."""
-    dtype = dtype_of(name)
-    raw = rng.integers(0, 256, size=n * dtype.itemsize, dtype=np.uint8)
-    x = raw.view(dtype)
-    if n >= 8:  # make sure the interesting patterns are there even in short arrays
-        x[:8] = np.array(special_values(name), dtype=dtype)
-    return x
-
-
-def special_values(name: str) -> list:
-    if name.startswith("int"):
-        info = np.iinfo(name)
-        return [0, 1, -1, info.min, info.max, info.min + 1, 2, -2]
-    return [0.0, -0.0, np.inf, -np.inf, np.nan, -np.nan, 1.5, -1.5]
-
-
-def expected_bits(x: np.ndarray) -> np.ndarray:
-    """ONNX Relu on bit patterns, from the IEEE fields (independent of the kernel's trick)."""
-    x = np.ascontiguousarray(x)
-    width = x.dtype.itemsize
-    signed = x.view(SIGNED_OF_WIDTH[width])
-    name = "bfloat16" if x.dtype == dtype_of("bfloat16") else x.dtype.name
-    if name.startswith("int"):
-        keep = signed > 0
-    else:
-        exponent_bits, mantissa_bits = FLOAT_FIELDS[name]
-        u = x.view(UNSIGNED_OF_WIDTH[width])
-        one = u.dtype.type(1)
-        sign = (u >> u.dtype.type(width * 8 - 1)) & one
-        exponent = (u >> u.dtype.type(mantissa_bits)) & u.dtype.type((1 << exponent_bits) - 1)
-        mantissa = u & u.dtype.type((1 << mantissa_bits) - 1)
-        is_nan = (exponent == (1 << exponent_bits) - 1) & (mantissa != 0)
-        keep = (sign == 0) | is_nan  # positive numbers, +inf, +0 (which is 0 anyway) and NaNs
-    return np.where(keep, signed, 0).astype(signed.dtype)
-
-
-def assert_bits_equal(result: np.ndarray, x: np.ndarray, what: str) -> None:
-    width = x.dtype.itemsize
-    got = np.ascontiguousarray(result).view(SIGNED_OF_WIDTH[width])
-    want = expected_bits(x)
-    if not np.array_equal(got, want):
-        bad = np.flatnonzero(got.ravel() != want.ravel())
-        i = int(bad[0])
-        raise AssertionError(
-            f"{what}: {bad.size} wrong elements, first at {i}: input bits"
-            f" {np.ascontiguousarray(x).view(SIGNED_OF_WIDTH[width]).ravel()[i]:#x},"
-            f" got {got.ravel()[i]:#x}, expected {want.ravel()[i]:#x}"
-        )
+    """The special values (as many as fit), then uniformly random bit patterns drawn from
+    ``rng``: every sign, NaN payload, infinity and subnormal occurs."""
+    return mixed_values(dtype_of(name), n, seed=rng)
 
 
 def offset_array(dtype: np.dtype, n: int, byte_offset: int) -> np.ndarray:
@@ -111,39 +66,39 @@ def run_layouts(name: str, n: int, rng: np.random.Generator, tag: str) -> None:
         out = offset_array(dtype, n, out_offset)
         result = onnx_relu.relu(xi, out=out)
         assert result is out
-        assert_bits_equal(out, x, f"{tag} {name} n={n} in+{in_offset} out+{out_offset}")
-        assert np.array_equal(xi.view(SIGNED_OF_WIDTH[size]), x.view(SIGNED_OF_WIDTH[size]))
+        assert_relu_vectorised(out, x, f"{tag} {name} n={n} in+{in_offset} out+{out_offset}")
+        assert np.array_equal(as_bits(xi), as_bits(x))
 
     if size > 1:  # output not aligned to its element size: regular stores must still be right
         out = offset_array(dtype, n, 1)
         onnx_relu.relu(x, out=out)
-        assert_bits_equal(out, x, f"{tag} {name} n={n} unaligned out")
+        assert_relu_vectorised(out, x, f"{tag} {name} n={n} unaligned out")
 
     # Allocating.
-    assert_bits_equal(onnx_relu.relu(x), x, f"{tag} {name} n={n} allocating")
+    assert_relu_vectorised(onnx_relu.relu(x), x, f"{tag} {name} n={n} allocating")
 
     # In place, aligned and at an element offset from a line.
     for offset in (0, size):
         inplace = offset_array(dtype, n, offset)
         inplace[...] = x
         onnx_relu.relu(inplace, out=inplace)
-        assert_bits_equal(inplace, x, f"{tag} {name} n={n} in place +{offset}")
+        assert_relu_vectorised(inplace, x, f"{tag} {name} n={n} in place +{offset}")
 
     # Strided input, strided output, reversed.
     wide = random_array(name, 2 * n, rng)
-    assert_bits_equal(onnx_relu.relu(wide[::2]), wide[::2], f"{tag} {name} n={n} strided in")
+    assert_relu_vectorised(onnx_relu.relu(wide[::2]), wide[::2], f"{tag} {name} n={n} strided in")
     out = np.zeros(2 * n, dtype=dtype)
     onnx_relu.relu(x, out=out[::2])
-    assert_bits_equal(out[::2], x, f"{tag} {name} n={n} strided out")
-    assert_bits_equal(onnx_relu.relu(x[::-1]), x[::-1], f"{tag} {name} n={n} reversed")
+    assert_relu_vectorised(out[::2], x, f"{tag} {name} n={n} strided out")
+    assert_relu_vectorised(onnx_relu.relu(x[::-1]), x[::-1], f"{tag} {name} n={n} reversed")
 
     # A non-contiguous 2-D slice (one loop call per row) and overlapping operands.
     grid = random_array(name, 3 * (n + 1), rng).reshape(3, n + 1)[:, :n]
-    assert_bits_equal(onnx_relu.relu(grid), grid, f"{tag} {name} n={n} 2-D slice")
+    assert_relu_vectorised(onnx_relu.relu(grid), grid, f"{tag} {name} n={n} 2-D slice")
     if n > 1:
         shifted = x.copy()
         onnx_relu.relu(shifted[:-1], out=shifted[1:])
-        assert_bits_equal(shifted[1:], x[:-1], f"{tag} {name} n={n} overlapping")
+        assert_relu_vectorised(shifted[1:], x[:-1], f"{tag} {name} n={n} overlapping")
 
 
 @pytest.fixture
@@ -203,10 +158,10 @@ def test_threaded_equals_serial_at_the_default_thresholds(name, restore_tuning):
         for threads in (1, 2):
             onnx_relu.set_num_threads(threads)
             results[threads] = onnx_relu.relu(x)
-            assert_bits_equal(results[threads], x, f"defaults threads={threads} {name} n={n}")
+            assert_relu_vectorised(results[threads], x, f"defaults threads={threads} {name} n={n}")
             inplace = x.copy()
             onnx_relu.relu(inplace, out=inplace)
-            assert_bits_equal(inplace, x, f"defaults in place threads={threads} {name} n={n}")
+            assert_relu_vectorised(inplace, x, f"defaults in place threads={threads} {name} n={n}")
         assert results[1].tobytes() == results[2].tobytes()
 
 
@@ -218,8 +173,8 @@ def test_chunk_boundaries_of_many_threads(restore_tuning):
         onnx_relu.set_num_threads(threads)
         for n in (1, 5, 16, 17, 100, 1025):
             x = random_array("float32", n, rng)
-            assert_bits_equal(onnx_relu.relu(x), x, f"threads={threads} n={n}")
-            assert_bits_equal(onnx_relu.relu(x[1:]), x[1:], f"threads={threads} n={n} shifted")
+            assert_relu_vectorised(onnx_relu.relu(x), x, f"threads={threads} n={n}")
+            assert_relu_vectorised(onnx_relu.relu(x[1:]), x[1:], f"threads={threads} n={n} shifted")
 
 
 @pytest.mark.parametrize("spin_ns", [0, 100_000])
@@ -234,7 +189,7 @@ def test_concurrent_callers_get_correct_results(spin_ns, restore_tuning):
     def work(x: np.ndarray) -> None:
         try:
             for _ in range(30):
-                assert_bits_equal(onnx_relu.relu(x), x, "concurrent")
+                assert_relu_vectorised(onnx_relu.relu(x), x, "concurrent")
         except AssertionError as exc:  # reported by the main thread
             failures.append(str(exc))
 
@@ -490,9 +445,7 @@ def test_copy_ceiling_refuses_bad_buffers():
 
 
 def test_readme_performance_section_examples_run(restore_tuning):
-    from pathlib import Path
-
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    readme = (REPOSITORY / "README.md").read_text(encoding="utf-8")
     section = readme.split("## Performance: threads, stores and the benchmark", 1)[1]
     section = section.split("\n## ", 1)[0]
     blocks = section.split("```python\n")[1:]

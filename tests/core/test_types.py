@@ -7,80 +7,39 @@ import pytest
 import onnx_relu
 from onnx_relu.errors import OnnxReluError, UnsupportedTypeError
 from onnx_relu.versions import RELU_VERSIONS, check_opset, relu_version, version_for_opset
-from relu_oracle import RELU_DTYPES
+from tests.support.dtypes import REFUSED_TYPES, RELU_TYPES, TYPE_NAMES, allowed_at, relu_version_at
 
-# The spec's type sets, written out here independently of onnx_relu.versions.
-SPEC_TYPES = {
-    1: {"float16", "float32", "float64"},
-    6: {"float16", "float32", "float64"},
-    13: {"float16", "float32", "float64", "bfloat16"},
-    14: {"float16", "float32", "float64", "bfloat16", "int8", "int16", "int32", "int64"},
-}
-SPEC_VERSION_AT = {1: 1, 5: 1, 6: 6, 12: 6, 13: 13, 14: 14, 15: 14, 18: 14, 100: 14}
-ONNX_NAME = {"float16": "tensor(float16)", "float32": "tensor(float)", "float64": "tensor(double)",
-             "bfloat16": "tensor(bfloat16)", "int8": "tensor(int8)", "int16": "tensor(int16)",
-             "int32": "tensor(int32)", "int64": "tensor(int64)"}
+# Opsets at and around each Relu version change; the versions and the types each allows come
+# from the tests' own type table (tests/support/dtypes.py), independent of onnx_relu.versions.
+OPSETS = [1, 5, 6, 12, 13, 14, 15, 18, 100]
 
 
-@pytest.mark.parametrize("opset", sorted(SPEC_VERSION_AT))
-@pytest.mark.parametrize("name,dtype", RELU_DTYPES, ids=[n for n, _ in RELU_DTYPES])
-def test_every_type_at_every_opset_boundary(name, dtype, opset):
-    version = SPEC_VERSION_AT[opset]
+@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("rtype", RELU_TYPES, ids=TYPE_NAMES)
+def test_every_type_at_every_opset_boundary(rtype, opset):
+    version = relu_version_at(opset)
     assert relu_version(opset) == version
-    source = np.array([-2, 0, 3], dtype=dtype)
-    if name in SPEC_TYPES[version]:
-        assert onnx_relu.relu(source, opset=opset).tolist() == np.array([0, 0, 3], dtype).tolist()
+    source = np.array([-2, 0, 3], dtype=rtype.dtype)
+    if rtype.allowed_by(version):
+        assert onnx_relu.relu(source, opset=opset).tolist() == np.array([0, 0, 3], rtype.dtype).tolist()
     else:
         before = source.copy()
         with pytest.raises(UnsupportedTypeError) as info:
             onnx_relu.relu(source, opset=opset)
         message = str(info.value)
         assert f"Relu-{version}" in message and f"opset {opset}" in message
-        assert ONNX_NAME[name] in message
-        for allowed in SPEC_TYPES[version]:
-            assert ONNX_NAME[allowed] in message
-        first = min(v for v, types in SPEC_TYPES.items() if name in types)
-        assert f"allowed from Relu-{first}" in message
+        assert rtype.onnx_name in message
+        for allowed in allowed_at(opset):
+            assert allowed.onnx_name in message
+        assert f"allowed from Relu-{rtype.since}" in message
         np.testing.assert_array_equal(source, before)
 
 
-def _refused_dtypes():
-    cases = [
-        ("bool", np.dtype(np.bool_), "tensor(bool)"),
-        ("uint8", np.dtype(np.uint8), "tensor(uint8)"),
-        ("uint16", np.dtype(np.uint16), "tensor(uint16)"),
-        ("uint32", np.dtype(np.uint32), "tensor(uint32)"),
-        ("uint64", np.dtype(np.uint64), "tensor(uint64)"),
-        ("complex64", np.dtype(np.complex64), "tensor(complex64)"),
-        ("complex128", np.dtype(np.complex128), "tensor(complex128)"),
-        ("longdouble", np.dtype(np.longdouble), "no ONNX tensor type"),
-        ("clongdouble", np.dtype(np.clongdouble), "no ONNX tensor type"),
-        ("object", np.dtype(object), "no ONNX tensor type"),
-        ("str", np.dtype("U3"), "tensor(string)"),
-        ("bytes", np.dtype("S3"), "tensor(string)"),
-        ("datetime64", np.dtype("datetime64[s]"), "no ONNX tensor type"),
-        ("timedelta64", np.dtype("timedelta64[s]"), "no ONNX tensor type"),
-        ("void", np.dtype("V4"), "no ONNX tensor type"),
-        ("structured", np.dtype([("a", "f4")]), "no ONNX tensor type"),
-        ("float8_e4m3fn", np.dtype(ml_dtypes.float8_e4m3fn), "tensor(float8e4m3fn)"),
-        ("float8_e5m2", np.dtype(ml_dtypes.float8_e5m2), "tensor(float8e5m2)"),
-        ("float8_e4m3fnuz", np.dtype(ml_dtypes.float8_e4m3fnuz), "tensor(float8e4m3fnuz)"),
-        ("float8_e5m2fnuz", np.dtype(ml_dtypes.float8_e5m2fnuz), "tensor(float8e5m2fnuz)"),
-        ("int4", np.dtype(ml_dtypes.int4), "tensor(int4)"),
-        ("uint4", np.dtype(ml_dtypes.uint4), "tensor(uint4)"),
-    ]
-    if np.dtype(np.longdouble) == np.dtype(np.float64):  # platforms where long double is double
-        cases = [c for c in cases if c[0] not in ("longdouble", "clongdouble")]
-    return cases
-
-
-REFUSED = _refused_dtypes()
-
-
-@pytest.mark.parametrize("name,dtype,named_as", REFUSED, ids=[c[0] for c in REFUSED])
+@pytest.mark.parametrize("refused", REFUSED_TYPES, ids=[r.label for r in REFUSED_TYPES])
 @pytest.mark.parametrize("opset", [None, 1, 13, 14])
-def test_types_no_version_allows_are_refused(name, dtype, named_as, opset):
-    source = np.zeros(4, dtype=dtype)
+def test_types_no_version_allows_are_refused(refused, opset):
+    named_as = refused.onnx_name or "no ONNX tensor type"
+    source = np.zeros(4, dtype=refused.dtype)
     before = source.copy()
     with pytest.raises(UnsupportedTypeError) as info:
         onnx_relu.relu(source, opset=opset)

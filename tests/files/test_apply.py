@@ -8,16 +8,16 @@ import os
 
 import numpy as np
 import pytest
-from special_values import RELU_DTYPES, reference_relu, same_bits, special_values
 
 from onnx_relu import UnsupportedTypeError, read_tensor, write_tensor
 from onnx_relu.apply_files import relu_file
-
-TYPE_NAMES = sorted(RELU_DTYPES)
+from tests.support.dtypes import TYPE_NAMES, relu_type
+from tests.support.oracle import expected_relu, same_bits
+from tests.support.values import mixed_values
 
 
 def values(type_name: str) -> np.ndarray:
-    return special_values(RELU_DTYPES[type_name], random_count=1000)[:1001].reshape(7, 11, 13)
+    return mixed_values(relu_type(type_name).dtype, 1001).reshape(7, 11, 13)
 
 
 @pytest.mark.parametrize("in_place", [False, True], ids=["to OUT", "in place"])
@@ -36,7 +36,7 @@ def test_many_windows_every_type(tmp_path, type_name, in_place):
                   progress=lambda done, total: seen.append((done, total)))
         result = read_tensor(tmp_path / "y.npy")
         assert same_bits(read_tensor(tmp_path / "x.npy"), x)
-    assert same_bits(result, reference_relu(x))
+    assert same_bits(result, expected_relu(x))
     assert len(seen) == 1 + 11 and seen[0] == (0, x.nbytes) and seen[-1] == (x.nbytes, x.nbytes)
 
 
@@ -45,7 +45,7 @@ def test_many_windows_every_type(tmp_path, type_name, in_place):
     ["fortran", "byte-swapped", "fortran byte-swapped", "0-d", "empty"],
 )
 def test_layouts_are_kept(tmp_path, layout):
-    x = values("float")
+    x = values("float32")
     if "fortran" in layout:
         x = np.asfortranarray(x)
     if "byte-swapped" in layout:
@@ -58,7 +58,7 @@ def test_layouts_are_kept(tmp_path, layout):
     relu_file(tmp_path / "x.npy", tmp_path / "y.npy", chunk_bytes=100)
     y = read_tensor(tmp_path / "y.npy")
     assert y.dtype == x.dtype and y.flags.f_contiguous == x.flags.f_contiguous
-    assert same_bits(y, reference_relu(x).astype(x.dtype))
+    assert same_bits(y, expected_relu(x).astype(x.dtype))
     header = (tmp_path / "x.npy").read_bytes()[:128]
     assert (tmp_path / "y.npy").read_bytes()[:128] == header  # the header is copied as it was
 
@@ -69,7 +69,7 @@ def test_npy_format_version_2_is_read(tmp_path):
         np.lib.format.write_array(file, x, version=(2, 0))
     assert (tmp_path / "x.npy").read_bytes()[6:8] == b"\x02\x00"
     relu_file(tmp_path / "x.npy", tmp_path / "y.npy", chunk_bytes=64)
-    assert same_bits(read_tensor(tmp_path / "y.npy"), reference_relu(x))
+    assert same_bits(read_tensor(tmp_path / "y.npy"), expected_relu(x))
 
 
 def test_refused_type_writes_nothing(tmp_path):

@@ -24,16 +24,12 @@ import pytest
 onnx = pytest.importorskip("onnx")  # `make test` installs it; .pb files need it
 from onnx import TensorProto, numpy_helper  # noqa: E402
 
-from nothing_lost import (  # noqa: E402
-    assert_cli_error,
-    file_size_limit,
-    folder_state,
-    run_cli,
-)
 from onnx_relu import relu  # noqa: E402
 from onnx_relu.errors import InvalidTensorFileError, UnsupportedTypeError  # noqa: E402
 from onnx_relu.tensor_files import read_tensor, write_tensor  # noqa: E402
-from relu_oracle import as_bits, expected_relu, mixed_values  # noqa: E402
+from tests.support.cli import assert_cli_error, file_size_limit, folder_state, run_cli  # noqa: E402
+from tests.support.oracle import as_bits, expected_relu  # noqa: E402
+from tests.support.values import mixed_values  # noqa: E402
 
 PREVIOUS_OUT = b"the previous result, which a refusal must leave alone"
 
@@ -396,7 +392,7 @@ def test_full_disk_apply_exits_1_and_leaves_out_unchanged(tmp_path, suffix):
 
 # ---------------------------------------------------------------------------------------------
 # An interrupt during `apply --in-place` (interrupts of `apply IN OUT` while it writes OUT are
-# tested on a 512 MiB file in test_cli_out_of_core.py)
+# tested on a 512 MiB file in tests/cli/test_out_of_core.py)
 # ---------------------------------------------------------------------------------------------
 
 # Runs the real command with 4 KiB windows and sends the signal to itself once the first window

@@ -4,8 +4,6 @@ processing far more data than its workers may hold, and Zarr stores through ``ap
 from __future__ import annotations
 
 import resource
-import subprocess
-import sys
 from pathlib import Path
 
 import dask
@@ -15,13 +13,14 @@ import numpy as np
 import pytest
 import zarr
 from distributed import Client, LocalCluster
-from special_values import RELU_DTYPES, reference_relu, same_bits, special_values
 
 from onnx_relu import UnsupportedTypeError, relu
 from onnx_relu.dask_zarr import relu_zarr
+from tests.support.cli import run_cli
+from tests.support.dtypes import TYPE_NAMES, relu_type
+from tests.support.oracle import expected_relu, same_bits
+from tests.support.values import mixed_values
 
-SCRIPT = str(Path(sys.executable).with_name("onnx-relu"))
-TYPE_NAMES = sorted(RELU_DTYPES)
 ZARR_TYPE_NAMES = [name for name in TYPE_NAMES if name != "bfloat16"]
 
 WORKER_MEMORY = 256 << 20
@@ -43,7 +42,7 @@ def tasks_counter():
 
 @pytest.mark.parametrize("type_name", TYPE_NAMES)
 def test_relu_of_a_dask_array_is_lazy_with_same_chunks_and_dtype(type_name):
-    values = special_values(RELU_DTYPES[type_name], random_count=58)[:64].reshape(8, 8)
+    values = mixed_values(relu_type(type_name).dtype, 64).reshape(8, 8)
     produced, source = tasks_counter()
     x = da.from_array(values, chunks=(3, 5)).map_blocks(source, dtype=values.dtype)
     y = relu(x)
@@ -53,7 +52,7 @@ def test_relu_of_a_dask_array_is_lazy_with_same_chunks_and_dtype(type_name):
     with dask.config.set(scheduler="synchronous"):
         result = y.compute()
     assert sum(produced) == values.size
-    assert same_bits(result, reference_relu(values))
+    assert same_bits(result, expected_relu(values))
 
 
 REFUSED = [
@@ -64,7 +63,7 @@ REFUSED = [
 
 @pytest.mark.parametrize(("type_name", "opset"), REFUSED)
 def test_refused_types_fail_before_any_task_runs(type_name, opset):
-    dtype = RELU_DTYPES.get(type_name) or np.dtype(
+    dtype = relu_type(type_name).dtype if type_name in TYPE_NAMES else np.dtype(
         ml_dtypes.float8_e4m3fn if type_name == "float8" else type_name
     )
     produced, source = tasks_counter()
@@ -76,8 +75,8 @@ def test_refused_types_fail_before_any_task_runs(type_name, opset):
 
 def test_allowed_float_types_pass_at_every_opset():
     for opset in (1, 6, 13, 14, 21):
-        for type_name in ("float16", "float", "double"):
-            x = da.zeros(4, dtype=RELU_DTYPES[type_name], chunks=2)
+        for dtype in (np.float16, np.float32, np.float64):
+            x = da.zeros(4, dtype=dtype, chunks=2)
             assert relu(x, opset=opset).dtype == x.dtype
 
 
@@ -117,7 +116,7 @@ def count_mismatches(result: np.ndarray, block_info=None) -> np.ndarray:
     """Compare one block of the result with the reference computed afresh on the worker;
     return [wrong elements, elements checked]."""
     start = block_info[0]["array-location"][0][0]
-    expected = reference_relu(mixed_float32(start, result.size))
+    expected = expected_relu(mixed_float32(start, result.size))
     wrong = np.count_nonzero(result.view(np.uint32) != expected.view(np.uint32))
     return np.array([wrong, result.size], dtype=np.int64)
 
@@ -173,11 +172,11 @@ def make_store(path: Path, values: np.ndarray, chunks, zarr_format: int = 3):
 @pytest.mark.parametrize("zarr_format", [3, 2])
 @pytest.mark.parametrize("type_name", ZARR_TYPE_NAMES)
 def test_zarr_round_trip_every_storable_type(cluster_client, tmp_path, type_name, zarr_format):
-    values = special_values(RELU_DTYPES[type_name], random_count=150)[:150].reshape(10, 15)
+    values = mixed_values(relu_type(type_name).dtype, 150).reshape(10, 15)
     make_store(tmp_path / "in.zarr", values, chunks=(4, 6), zarr_format=zarr_format)
     relu_zarr(tmp_path / "in.zarr", tmp_path / "out.zarr", client=cluster_client)
     out = zarr.open_array(tmp_path / "out.zarr", mode="r")
-    assert same_bits(out[...], reference_relu(values))
+    assert same_bits(out[...], expected_relu(values))
     assert (out.chunks, out.metadata.zarr_format) == ((4, 6), zarr_format)
     assert dict(out.attrs) == {"units": "volts"}
     assert same_bits(zarr.open_array(tmp_path / "in.zarr", mode="r")[...], values)
@@ -191,35 +190,31 @@ def test_zarr_cannot_store_bfloat16(tmp_path):
 
 
 def test_zarr_output_replaces_an_older_store(cluster_client, tmp_path):
-    values = special_values(np.float32, random_count=20)
+    values = mixed_values(np.float32, 64)
     make_store(tmp_path / "in.zarr", values, chunks=(8,))
     make_store(tmp_path / "out.zarr", np.ones(3, np.int8), chunks=(3,))
     relu_zarr(tmp_path / "in.zarr", tmp_path / "out.zarr", client=cluster_client)
-    assert same_bits(zarr.open_array(tmp_path / "out.zarr", mode="r")[...], reference_relu(values))
+    assert same_bits(zarr.open_array(tmp_path / "out.zarr", mode="r")[...], expected_relu(values))
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.zarr", "out.zarr"]
 
 
-def run_cli(*args: object, cwd=None) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [SCRIPT, *map(str, args)], capture_output=True, text=True, cwd=cwd, timeout=300
-    )
-
-
 def test_cli_on_an_existing_scheduler(cluster_client, tmp_path):
-    values = special_values(np.float16, random_count=500)[:500].reshape(20, 25)
+    values = mixed_values(np.float16, 500).reshape(20, 25)
     make_store(tmp_path / "in.zarr", values, chunks=(7, 7))
     address = cluster_client.scheduler.address
-    done = run_cli("apply", "in.zarr", "out.zarr", "--dask", "--scheduler", address, cwd=tmp_path)
+    done = run_cli("apply", "in.zarr", "out.zarr", "--dask", "--scheduler", address, cwd=tmp_path,
+                   timeout=300)
     assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
-    assert same_bits(zarr.open_array(tmp_path / "out.zarr", mode="r")[...], reference_relu(values))
+    assert same_bits(zarr.open_array(tmp_path / "out.zarr", mode="r")[...], expected_relu(values))
 
 
 def test_cli_on_its_own_local_cluster(tmp_path):
-    values = special_values(np.int64, random_count=300)[:300].reshape(3, 100)
+    values = mixed_values(np.int64, 300).reshape(3, 100)
     make_store(tmp_path / "in.zarr", values, chunks=(2, 40))
-    done = run_cli("apply", "--opset", 14, tmp_path / "in.zarr", tmp_path / "out.zarr", "--dask")
+    done = run_cli("apply", "--opset", 14, tmp_path / "in.zarr", tmp_path / "out.zarr", "--dask",
+                   timeout=300)
     assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
-    assert same_bits(zarr.open_array(tmp_path / "out.zarr", mode="r")[...], reference_relu(values))
+    assert same_bits(zarr.open_array(tmp_path / "out.zarr", mode="r")[...], expected_relu(values))
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.zarr", "out.zarr"]
 
 
@@ -230,13 +225,13 @@ def test_cli_on_its_own_local_cluster(tmp_path):
 def test_cli_refuses_a_store_of_a_forbidden_type_before_work(tmp_path, dtype, opset, message):
     make_store(tmp_path / "in.zarr", np.arange(6, dtype=dtype), chunks=(3,))
     args = ["apply", "in.zarr", "out.zarr", "--dask"] + (["--opset", opset] if opset else [])
-    done = run_cli(*args, cwd=tmp_path)
+    done = run_cli(*args, cwd=tmp_path, timeout=300)
     assert done.returncode == 2 and message in done.stderr and "Traceback" not in done.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.zarr"]
 
 
 def test_cli_refuses_a_folder_that_is_not_a_zarr_array(tmp_path):
     (tmp_path / "in.zarr").mkdir()
-    done = run_cli("apply", "in.zarr", "out.zarr", "--dask", cwd=tmp_path)
+    done = run_cli("apply", "in.zarr", "out.zarr", "--dask", cwd=tmp_path, timeout=300)
     assert done.returncode == 2 and "is not a readable Zarr array store" in done.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.zarr"]

@@ -10,23 +10,24 @@ import numpy as np
 import onnx
 import pytest
 from onnx import TensorProto, numpy_helper
-from special_values import RELU_DTYPES, same_bits, special_values
 
 from onnx_relu import InvalidTensorFileError, UnsupportedFileFormatError, read_tensor, write_tensor
 from onnx_relu.tensor_files import read_npy_header, read_pb_tensor, tensor_format
+from tests.support.dtypes import TYPE_NAMES, relu_type
+from tests.support.oracle import same_bits
+from tests.support.values import mixed_values, special_values
 
-TYPE_NAMES = sorted(RELU_DTYPES)
 SUFFIXES = [".npy", ".pb"]
 
 
 def shaped_values(dtype: np.dtype) -> np.ndarray:
-    return special_values(dtype, random_count=72)[:72].reshape(3, 4, 6)
+    return mixed_values(dtype, 72).reshape(3, 4, 6)
 
 
 @pytest.mark.parametrize("suffix", SUFFIXES)
 @pytest.mark.parametrize("type_name", TYPE_NAMES)
 def test_round_trip_is_bit_exact(tmp_path, type_name, suffix):
-    array = shaped_values(RELU_DTYPES[type_name])
+    array = shaped_values(relu_type(type_name).dtype)
     path = tmp_path / f"t{suffix}"
     write_tensor(path, array)
     back = read_tensor(path)
@@ -38,8 +39,8 @@ def test_round_trip_is_bit_exact(tmp_path, type_name, suffix):
 @pytest.mark.parametrize("type_name", TYPE_NAMES)
 @pytest.mark.parametrize("shape", [(), (0,), (2, 0, 3), (1,)])
 def test_round_trip_of_scalars_and_empty_tensors(tmp_path, type_name, suffix, shape):
-    dtype = RELU_DTYPES[type_name]
-    array = special_values(dtype, random_count=0)[: int(np.prod(shape))].reshape(shape)
+    dtype = relu_type(type_name).dtype
+    array = special_values(dtype)[: int(np.prod(shape))].reshape(shape)
     path = tmp_path / f"t{suffix}"
     write_tensor(path, array)
     assert same_bits(read_tensor(path), array)
@@ -47,7 +48,7 @@ def test_round_trip_of_scalars_and_empty_tensors(tmp_path, type_name, suffix, sh
 
 @pytest.mark.parametrize("suffix", SUFFIXES)
 def test_layouts_keep_values(tmp_path, suffix):
-    base = special_values(np.float32, random_count=48).reshape(6, 10)
+    base = mixed_values(np.float32, 60).reshape(6, 10)
     for index, array in enumerate([np.asfortranarray(base), base[:, ::3], base.T, base[::-1]]):
         path = tmp_path / f"l{index}{suffix}"
         write_tensor(path, array)
@@ -56,7 +57,7 @@ def test_layouts_keep_values(tmp_path, suffix):
 
 
 def test_npy_keeps_byte_order_and_fortran_order(tmp_path):
-    swapped = special_values(np.float64, random_count=10).astype(">f8")
+    swapped = mixed_values(np.float64, 48).astype(">f8")
     write_tensor(tmp_path / "s.npy", swapped)
     back = read_tensor(tmp_path / "s.npy")
     assert back.dtype == np.dtype(">f8") and same_bits(back, swapped)
@@ -76,7 +77,7 @@ def test_pb_stores_byte_swapped_input_as_its_values(tmp_path):
 
 @pytest.mark.parametrize("type_name", TYPE_NAMES)
 def test_npy_files_are_what_numpy_writes_and_reads(tmp_path, type_name):
-    dtype = RELU_DTYPES[type_name]
+    dtype = relu_type(type_name).dtype
     array = shaped_values(dtype)
     np.save(tmp_path / "numpy.npy", array)
     assert same_bits(read_tensor(tmp_path / "numpy.npy"), array)
@@ -157,7 +158,7 @@ def test_pb_half_types_in_int32_data_are_read(tmp_path):
         (np.float16, TensorProto.FLOAT16),
         (ml_dtypes.bfloat16, TensorProto.BFLOAT16),
     ):
-        values = special_values(dtype, random_count=8)
+        values = mixed_values(dtype, 48)
         tensor = TensorProto(data_type=code, dims=[values.size], name="x")
         tensor.int32_data.extend(values.view(np.uint16).astype(np.int32).tolist())
         (tmp_path / "h.pb").write_bytes(tensor.SerializeToString())

@@ -6,7 +6,6 @@ import ml_dtypes
 import numpy as np
 import onnx
 import pytest
-from _onnx_helpers import LATEST_OPSET, bits, oracle_relu, relu_model
 from onnx import TensorProto, helper
 
 from onnx_relu import backend
@@ -18,17 +17,12 @@ from onnx_relu.errors import (
     UnsupportedOperatorError,
     UnsupportedTypeError,
 )
+from tests.support.onnx_models import LATEST_OPSET, relu_model
+from tests.support.onnx_models import graph_model as _model  # short: the models are inline
+from tests.support.onnx_models import value_info as _vi
+from tests.support.oracle import as_bits, expected_relu
 
 F = TensorProto.FLOAT
-
-
-def _model(nodes, inputs, outputs, opset=14, initializers=(), domain=""):
-    graph = helper.make_graph(nodes, "g", inputs, outputs, initializer=list(initializers))
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid(domain, opset)])
-
-
-def _vi(name, elem_type=F, shape=(None,)):
-    return helper.make_tensor_value_info(name, elem_type, list(shape) if shape else None)
 
 
 def _relu(x, y, name="", **attributes):
@@ -62,9 +56,9 @@ def test_runs_chains_several_inputs_outputs_and_initializers(chained_model):
     b = _mixed_sign((2, 3), np.float64, seed=1)
     outputs = backend.run_model(chained_model, [a, b])
     assert outputs._fields == ("a2", "b1", "w1", "a")
-    np.testing.assert_array_equal(bits(outputs.a2), bits(oracle_relu(a, "tensor(float)")))
-    np.testing.assert_array_equal(bits(outputs["b1"]), bits(oracle_relu(b, "tensor(double)")))
-    np.testing.assert_array_equal(bits(outputs[2]), np.array([0, 0, 0, 0x40400000], np.uint32))
+    np.testing.assert_array_equal(as_bits(outputs.a2), as_bits(expected_relu(a)))
+    np.testing.assert_array_equal(as_bits(outputs["b1"]), as_bits(expected_relu(b)))
+    np.testing.assert_array_equal(as_bits(outputs[2]), np.array([0, 0, 0, 0x40400000], np.uint32))
     # a graph output that is a graph input comes back as a copy, never the caller's array
     np.testing.assert_array_equal(outputs.a, a)
     assert not np.shares_memory(outputs.a, a)
@@ -77,7 +71,7 @@ def test_inputs_by_name_and_the_input_arrays_are_left_untouched(chained_model):
     by_list = rep.run([a, b])
     by_dict = rep.run({"b": b, "a": a})
     for left, right in zip(by_list, by_dict, strict=True):
-        np.testing.assert_array_equal(bits(left), bits(right))
+        np.testing.assert_array_equal(as_bits(left), as_bits(right))
     np.testing.assert_array_equal(a, a_before)
     np.testing.assert_array_equal(b, b_before)
 
@@ -94,14 +88,14 @@ def test_a_dict_may_override_an_initializer_listed_as_a_graph_input():
 def test_one_array_feeds_a_one_input_model():
     x = _mixed_sign((3, 4))
     (y,) = backend.run_model(relu_model("tensor(float)", 14, shape=(3, 4)), x)
-    np.testing.assert_array_equal(bits(y), bits(oracle_relu(x, "tensor(float)")))
+    np.testing.assert_array_equal(as_bits(y), as_bits(expected_relu(x)))
 
 
 def test_bfloat16_tensors_are_ml_dtypes_arrays():
     x = np.array([-1.5, -0.0, 0.0, 2.5, np.inf, -np.inf], dtype=ml_dtypes.bfloat16)
     (y,) = backend.run_model(relu_model("tensor(bfloat16)", 13), [x])
     assert y.dtype == np.dtype(ml_dtypes.bfloat16)
-    assert bits(y).tolist() == [0, 0, 0, 0x4020, 0x7F80, 0]
+    assert as_bits(y).tolist() == [0, 0, 0, 0x4020, 0x7F80, 0]
 
 
 def test_byte_swapped_input_is_computed_correctly():

@@ -19,7 +19,6 @@ import pytest
 onnx = pytest.importorskip("onnx")  # `make test` installs onnx and onnxruntime
 from onnx import TensorProto, helper  # noqa: E402
 
-from nothing_lost import assert_cli_error, folder_state, run_cli  # noqa: E402
 from onnx_relu import backend, check_model, legalize  # noqa: E402
 from onnx_relu.errors import (  # noqa: E402
     InputTypeMismatchError,
@@ -28,7 +27,8 @@ from onnx_relu.errors import (  # noqa: E402
     UnsupportedTypeError,
 )
 from onnx_relu.tensor_files import write_tensor  # noqa: E402
-from relu_oracle import mixed_values  # noqa: E402
+from tests.support.cli import assert_cli_error, folder_state, run_cli  # noqa: E402
+from tests.support.values import mixed_values  # noqa: E402
 
 PREVIOUS_OUT = b"the previous model, which a refusal must leave alone"
 
@@ -330,7 +330,7 @@ def test_run_command_refuses_missing_extra_and_bad_inputs(files, inputs, message
 
 
 # ---------------------------------------------------------------------------------------------
-# Output paths of `run` and `legalize` that cannot be written (apply: test_bad_files.py)
+# Output paths of `run` and `legalize` that cannot be written (apply: tests/files/test_bad_files.py)
 # ---------------------------------------------------------------------------------------------
 
 

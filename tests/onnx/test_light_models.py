@@ -6,7 +6,6 @@ from __future__ import annotations
 import importlib.util
 import os
 import sys
-from pathlib import Path
 
 import numpy as np
 import onnx
@@ -14,8 +13,9 @@ import pytest
 from onnx.reference import ReferenceEvaluator
 
 from onnx_relu import reference
+from tests.support import REPOSITORY
 
-_TOOL = Path(__file__).resolve().parents[1] / "tools" / "compare_light_models.py"
+_TOOL = REPOSITORY / "tools" / "compare_light_models.py"
 _spec = importlib.util.spec_from_file_location("compare_light_models", _TOOL)
 light = importlib.util.module_from_spec(_spec)
 sys.modules[_spec.name] = light  # dataclasses look their module up there

@@ -7,23 +7,18 @@ import dataclasses
 import numpy as np
 import onnx
 import pytest
-from _onnx_helpers import relu_model
 from onnx import TensorProto, helper
 
 from onnx_relu import Finding, check_model
 from onnx_relu.errors import InvalidModelError
+from tests.support.onnx_models import graph_model as _model  # short: the models are inline
+from tests.support.onnx_models import relu_model, value_info
 
 F = TensorProto.FLOAT
 
 
-def _model(nodes, inputs, outputs, opset=14, initializers=(), extra_opsets=()):
-    graph = helper.make_graph(nodes, "g", inputs, outputs, initializer=list(initializers))
-    opsets = [helper.make_opsetid("", opset)] + [helper.make_opsetid(d, v) for d, v in extra_opsets]
-    return helper.make_model(graph, opset_imports=opsets)
-
-
 def _vi(name, elem_type=F, shape=(3,)):
-    return helper.make_tensor_value_info(name, elem_type, list(shape))
+    return value_info(name, elem_type, shape)
 
 
 def test_a_valid_model_with_other_operators_has_no_findings():

@@ -10,28 +10,39 @@ from __future__ import annotations
 import numpy as np
 import onnx
 import pytest
-from _onnx_helpers import (
-    BOUNDARY_OPSETS,
-    FLOAT_LAYOUTS,
-    RELU_TYPES,
-    allowed_types,
-    bits,
-    float_masks,
-    is_nan_bits,
-    is_signalling_nan,
-    oracle_relu,
-    relu_model,
-    sample_values,
-)
 
 from onnx_relu import backend
 from onnx_relu._ort import inference_session, run_session
 from onnx_relu.errors import UnsupportedTypeError
+from tests.support.dtypes import ONNX_NAMES, RELU_TYPES, relu_type
+from tests.support.onnx_models import BOUNDARY_OPSETS, allowed_types, relu_model, sample_values
+from tests.support.oracle import as_bits, expected_relu
 
-ALL_CASES = [(t, opset) for opset in BOUNDARY_OPSETS for t in RELU_TYPES]
+ALL_CASES = [(t, opset) for opset in BOUNDARY_OPSETS for t in ONNX_NAMES]
 ALLOWED_CASES = [(t, opset) for t, opset in ALL_CASES if t in allowed_types(opset)]
 # onnxruntime also changes behaviour at opset 18, where Relu-14 gained a function body.
-ORT_CASES = sorted(ALLOWED_CASES + [(t, 18) for t in RELU_TYPES], key=lambda c: (c[1], c[0]))
+ORT_CASES = sorted(ALLOWED_CASES + [(t, 18) for t in ONNX_NAMES], key=lambda c: (c[1], c[0]))
+
+
+def test_the_test_type_table_agrees_with_onnx():
+    """tests/support/dtypes.py writes the ONNX names, element types and first versions out by
+    hand; onnx's own tables must say the same."""
+    assert set(ONNX_NAMES) == allowed_types(14)
+    for t in RELU_TYPES:
+        proto_name = onnx.helper.tensor_dtype_to_string(t.elem_type)  # "TensorProto.FLOAT"
+        assert f"tensor({proto_name.split('.')[1].lower()})" == t.onnx_name
+        assert onnx.helper.tensor_dtype_to_np_dtype(t.elem_type) == t.dtype
+        first = min(opset for opset in range(1, 15) if t.onnx_name in allowed_types(opset))
+        assert first == t.since, t.name
+
+
+def test_support_docstring_examples_run():
+    import doctest
+
+    from tests.support import onnx_models
+
+    result = doctest.testmod(onnx_models)
+    assert result.attempted > 0 and result.failed == 0
 
 
 def test_the_boundaries_cover_every_relu_version():
@@ -48,8 +59,8 @@ def test_backend_runs_allowed_types_bit_exactly_and_refuses_the_others(onnx_type
         x_before = x.copy()
         (y,) = backend.run_model(model, [x])
         assert y.dtype == x.dtype and y.shape == x.shape
-        assert np.array_equal(bits(y), bits(oracle_relu(x, onnx_type)))
-        assert np.array_equal(bits(x), bits(x_before))
+        assert np.array_equal(as_bits(y), as_bits(expected_relu(x)))
+        assert np.array_equal(as_bits(x), as_bits(x_before))
         return
     with pytest.raises(UnsupportedTypeError) as refused:
         backend.prepare(model)
@@ -69,13 +80,14 @@ def classify_difference(onnx_type: str, x_bits: int, ort_bits: int, in_tail: boo
     ``in_tail``: the element is among the last (size mod 8) ones, which onnxruntime's float16
     conversion handles one by one rather than in blocks of 8.
     """
-    if onnx_type not in FLOAT_LAYOUTS:
+    t = relu_type(onnx_type)
+    if not t.is_float:
         return None
-    sign, exponent, _, quiet = float_masks(onnx_type)
+    sign, exponent, quiet = t.sign_mask, t.exponent_mask, t.quiet_bit
     if x_bits == sign and ort_bits == sign:
         return "-0.0 returned as -0.0 (onnx-relu: +0.0)"
-    if onnx_type == "tensor(float16)" and is_nan_bits(x_bits, onnx_type):
-        if not in_tail and is_signalling_nan(x_bits, onnx_type) and ort_bits == x_bits | quiet:
+    if onnx_type == "tensor(float16)" and t.is_nan(x_bits):
+        if not in_tail and t.is_signalling_nan(x_bits) and ort_bits == x_bits | quiet:
             return "float16 signalling NaN returned quieted (sign and payload kept)"
         if in_tail and ort_bits == (x_bits & sign) | exponent | quiet:
             return ("float16 NaN among the last (size mod 8) elements returned as the canonical"
@@ -103,17 +115,17 @@ def _ort_outcome(onnx_type: str, opset: int):
         return ("not run", first_line)
     (y,) = run_session(session, {"x": x})
     assert y.dtype == x.dtype and y.shape == x.shape
-    expected = oracle_relu(x, onnx_type)
+    expected = expected_relu(x)
     tail_start = x.size - x.size % 8
     differences: dict[str, int] = {}
-    for i in np.flatnonzero(bits(y) != bits(expected)):
+    for i in np.flatnonzero(as_bits(y) != as_bits(expected)):
         kind = classify_difference(
-            onnx_type, int(bits(x)[i]), int(bits(y)[i]), in_tail=i >= tail_start
+            onnx_type, int(as_bits(x)[i]), int(as_bits(y)[i]), in_tail=i >= tail_start
         )
         assert kind is not None, (
             f"undocumented difference for {onnx_type} at opset {opset}: element {i} of"
-            f" {x.size}, input bits {int(bits(x)[i]):#x} -> onnxruntime {int(bits(y)[i]):#x},"
-            f" expected {int(bits(expected)[i]):#x}"
+            f" {x.size}, input bits {int(as_bits(x)[i]):#x} -> onnxruntime {int(as_bits(y)[i]):#x},"
+            f" expected {int(as_bits(expected)[i]):#x}"
         )
         differences[kind] = differences.get(kind, 0) + 1
     return ("ran", differences, x.size)

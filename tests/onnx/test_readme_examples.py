@@ -5,11 +5,12 @@ from __future__ import annotations
 import contextlib
 import io
 import re
-from pathlib import Path
 
 import pytest
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+from tests.support import REPOSITORY
+
+README = REPOSITORY / "README.md"
 
 
 def _section_examples() -> list[str]:

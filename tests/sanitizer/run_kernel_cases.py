@@ -15,8 +15,8 @@ copies such operands through aligned buffers first (seen in gdb: ``relu_ufunc`` 
 at an odd address receives a buffer's address). So the kernel itself meets every element-aligned
 offset within a cache line, and the other offsets exercise numpy's buffered path around it.
 
-After each call the result is compared, bit for bit, with an independent oracle
-(``tests/relu_oracle.py``), and every byte of every buffer that is not an output element
+After each call the result is compared, bit for bit, with the tests' independent oracle
+(``tests/support/oracle.py``, its vectorised form), and every byte of every buffer that is not an output element
 (canaries, the gaps of strided views, the whole input when out of place) must be unchanged.
 
 Exit status 0: every case passed. 1: a wrong result or a touched byte (listed). A sanitizer
@@ -30,22 +30,24 @@ kernel's threading and streaming-store thresholds; add a layout with ``@layout``
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
-from contextlib import contextmanager, nullcontext
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests/, for relu_oracle
+# The repository's root, for tests.support (this file runs as a script, not under pytest).
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import onnx_relu  # noqa: E402
 from onnx_relu import relu, relu_ufunc  # noqa: E402
-from relu_oracle import ALL_RELU_DTYPES, bits_dtype, expected_relu, mismatch_report, mixed_values  # noqa: E402
+from tests.support.dtypes import RELU_DTYPES, bits_dtype  # noqa: E402
+from tests.support.oracle import expected_relu, mismatch_report  # noqa: E402
+from tests.support.values import mixed_values  # noqa: E402
 
 #: Every size from empty to a little past 256 elements (every vector tail of every width).
 SMALL_SIZES: Sequence[int] = range(258)
@@ -55,7 +57,7 @@ OFFSETS: Sequence[int] = range(64)
 LARGE_SIZES: Sequence[int] = (4_099, 65_537, 262_147)
 #: The offsets used with large sizes and with several threads (every residue class mod 16 is hit).
 SPARSE_OFFSETS: Sequence[int] = (0, 1, 3, 7, 8, 13, 16, 31, 32, 33, 50, 63)
-#: Kernel thread counts tried when the build has ``set_num_threads``.
+#: Kernel thread counts tried after the single-threaded phases.
 THREAD_COUNTS: Sequence[int] = (2, 4)
 #: Python threads calling relu at once in the concurrency phase.
 PYTHON_THREADS = 4
@@ -223,7 +225,7 @@ class Pools:
         self.inputs: dict[np.dtype, np.ndarray] = {}
         self.expected: dict[np.dtype, np.ndarray] = {}
         self.poison: dict[np.dtype, np.ndarray] = {}
-        for i, dtype in enumerate(ALL_RELU_DTYPES):
+        for i, dtype in enumerate(RELU_DTYPES):
             values = mixed_values(dtype, longest, seed=1000 + i)
             ubits = bits_dtype(dtype)
             self.inputs[dtype] = values.view(ubits)
@@ -295,28 +297,13 @@ def streaming_isas() -> list[str]:
     """The streaming-store code paths this CPU can run, best first ("none": plain stores)."""
     from onnx_relu import _relu
 
-    tuning = getattr(_relu, "_tuning", None)
-    if tuning is None:
-        return []
     order = ["avx512", "avx2", "sse2", "none"]
-    return order[order.index(tuning()["best_nt_isa"]):]
+    return order[order.index(_relu._tuning()["best_nt_isa"]):]
 
 
-@contextmanager
-def kernel_threads(count: int | None):
-    """Run with ``count`` kernel threads if the build can set it (after the threading work)."""
-    setter = getattr(onnx_relu, "set_num_threads", None)
-    getter = getattr(onnx_relu, "get_num_threads", None)
-    if count is None or setter is None:
-        yield
-        return
-    previous = getter() if getter is not None else None
-    setter(count)
-    try:
-        yield
-    finally:
-        if previous is not None:
-            setter(previous)
+def kernel_threads(count: int) -> AbstractContextManager:
+    """Run with ``count`` kernel threads; the setting is restored afterwards."""
+    return onnx_relu.num_threads(count)
 
 
 def sweep(
@@ -332,7 +319,7 @@ def sweep(
     sizes = list(sizes)
     for name in layouts:
         make = LAYOUTS[name]
-        for dtype in ALL_RELU_DTYPES:
+        for dtype in RELU_DTYPES:
             for n in sizes:
                 for offset in offsets:
                     case = make(dtype, n, offset)
@@ -352,7 +339,7 @@ def concurrent_python_threads(pools: Pools, tally: Tally, n: int, rounds: int) -
         try:
             barrier.wait()
             for r in range(rounds):
-                for dtype in ALL_RELU_DTYPES:
+                for dtype in RELU_DTYPES:
                     ubits = bits_dtype(dtype)
                     want = pools.expected[dtype][:n]
                     out = relu_ufunc(shared[dtype], out=np.empty(n, dtype=dtype))
@@ -364,13 +351,13 @@ def concurrent_python_threads(pools: Pools, tally: Tally, n: int, rounds: int) -
         except Exception as exc:  # noqa: BLE001
             errors.append(f"thread {index}: {type(exc).__name__}: {exc}")
 
-    shared = {dtype: pools.inputs[dtype][:n].view(dtype) for dtype in ALL_RELU_DTYPES}
+    shared = {dtype: pools.inputs[dtype][:n].view(dtype) for dtype in RELU_DTYPES}
     threads = [threading.Thread(target=worker, args=(i, shared)) for i in range(PYTHON_THREADS)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
-    for dtype in ALL_RELU_DTYPES:
+    for dtype in RELU_DTYPES:
         if not np.array_equal(shared[dtype].view(bits_dtype(dtype)), pools.inputs[dtype][:n]):
             errors.append(f"shared input of {dtype} changed")
     tally.cases += sum(calls)
@@ -403,7 +390,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--large-sizes", type=parse_sizes, default=None,
                         help=f"element counts of the large cases (default {list(LARGE_SIZES)})")
     parser.add_argument("--thread-counts", type=parse_sizes, default=None,
-                        help=f"kernel thread counts when settable (default {list(THREAD_COUNTS)})")
+                        help=f"kernel thread counts (default {list(THREAD_COUNTS)})")
     parser.add_argument("--max-failures", type=int, default=20)
     parser.add_argument("--allow-unsanitized", action="store_true",
                         help="run against a plain build too (a correctness sweep only)")
@@ -416,7 +403,6 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     large_sizes = args.large_sizes if args.large_sizes is not None else list(LARGE_SIZES)
     thread_counts = args.thread_counts if args.thread_counts is not None else list(THREAD_COUNTS)
-    threads_settable = hasattr(onnx_relu, "set_num_threads")
 
     print(f"onnx_relu from {Path(onnx_relu.__file__).parent}; sanitized: {not problems}")
     n_concurrent = max(large_sizes) if large_sizes else 4096
@@ -424,22 +410,19 @@ def main(argv: list[str] | None = None) -> int:
     pools = Pools(longest)
     tally = Tally()
     layouts = list(LAYOUTS)
-    phases: list[tuple[str, int | None, Sequence[int], Sequence[int]]] = [
-        ("1 thread, small", 1 if threads_settable else None, SMALL_SIZES, OFFSETS),
-        ("1 thread, large", 1 if threads_settable else None, large_sizes, SPARSE_OFFSETS),
+    phases: list[tuple[str, int, Sequence[int], Sequence[int]]] = [
+        ("1 thread, small", 1, SMALL_SIZES, OFFSETS),
+        ("1 thread, large", 1, large_sizes, SPARSE_OFFSETS),
     ]
     tunings: dict[str, dict] = {}
-    if threads_settable:
-        for count in thread_counts:
-            phases.append((f"{count} threads", count, [*SMALL_SIZES, *large_sizes], SPARSE_OFFSETS))
-        # Thresholds lowered to 0 and chunks to 64 bytes: every small size is split across the
-        # pool and written with streaming stores, once per streaming code path of this CPU.
-        for isa in streaming_isas():
-            phase = f"2 threads, streaming {isa}, thresholds 0"
-            phases.append((phase, 2, SMALL_SIZES, SPARSE_OFFSETS))
-            tunings[phase] = dict(parallel_threshold=0, nt_threshold=0, min_chunk=64, nt_isa=isa)
-    else:
-        print("kernel threads: this build has no onnx_relu.set_num_threads; threaded phases skipped")
+    for count in thread_counts:
+        phases.append((f"{count} threads", count, [*SMALL_SIZES, *large_sizes], SPARSE_OFFSETS))
+    # Thresholds lowered to 0 and chunks to 64 bytes: every small size is split across the
+    # pool and written with streaming stores, once per streaming code path of this CPU.
+    for isa in streaming_isas():
+        phase = f"2 threads, streaming {isa}, thresholds 0"
+        phases.append((phase, 2, SMALL_SIZES, SPARSE_OFFSETS))
+        tunings[phase] = dict(parallel_threshold=0, nt_threshold=0, min_chunk=64, nt_isa=isa)
 
     t0 = time.perf_counter()
     for phase, count, sizes, offsets in phases:
@@ -447,7 +430,7 @@ def main(argv: list[str] | None = None) -> int:
         tuning = kernel_tuning(**tunings[phase]) if phase in tunings else nullcontext()
         with kernel_threads(count), tuning:
             ran = sweep(phase, sizes, offsets, layouts, pools, tally, args.max_failures)
-        print(f"{phase}: {ran} cases ({len(layouts)} layouts x {len(ALL_RELU_DTYPES)} types x"
+        print(f"{phase}: {ran} cases ({len(layouts)} layouts x {len(RELU_DTYPES)} types x"
               f" {len(sizes)} sizes x {len(offsets)} offsets) in {time.perf_counter() - t:.1f} s")
         if len(tally.failures) >= args.max_failures:
             break

@@ -1,8 +1,10 @@
-"""Shared by the bad-file and bad-model tests: proof that a refusal lost nothing, and the CLI.
+"""Running the installed ``onnx-relu`` command, and the proof that a refusal lost nothing.
 
-``folder_state`` records every entry under a folder (hidden temporaries included) with its
-bytes, so one comparison shows that inputs are byte-identical, an existing OUT is unchanged and
-no partial or temporary output was left.
+The tests run the real program (the console script beside the interpreter, or
+``python -m onnx_relu``) as a subprocess, never the source tree. ``folder_state`` records every
+entry under a folder (hidden temporaries included) with its bytes, so one comparison shows that
+inputs are byte-identical, an existing OUT is unchanged and no partial or temporary output was
+left.
 """
 
 from __future__ import annotations
@@ -12,11 +14,13 @@ import resource
 import signal
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
-#: The installed command (the tests run the real program, not the source tree).
+#: The installed command.
 SCRIPT = str(Path(sys.executable).with_name("onnx-relu"))
+#: The same program through the interpreter.
+MODULE: tuple[str, ...] = (sys.executable, "-m", "onnx_relu")
 
 
 def folder_state(folder: Path) -> dict[str, bytes | None]:
@@ -36,11 +40,12 @@ def run_cli(
     *args: object,
     cwd: Path | None = None,
     preexec_fn: Callable[[], None] | None = None,
-    command: tuple[str, ...] = (SCRIPT,),
+    command: Sequence[str] = (SCRIPT,),
+    timeout: float = 120,
 ) -> subprocess.CompletedProcess:
     """Run the installed ``onnx-relu`` (or ``command``) with ``args``; capture its output."""
     return subprocess.run(
-        [*command, *map(str, args)], capture_output=True, text=True, cwd=cwd, timeout=120,
+        [*command, *map(str, args)], capture_output=True, text=True, cwd=cwd, timeout=timeout,
         preexec_fn=preexec_fn,
     )
 

@@ -1,16 +1,33 @@
-"""Independent Relu oracles, compared on bit patterns.
+"""THE Relu oracle of the tests, independent of onnx_relu.
 
-The kernel decides on each element's bit pattern read as a signed integer. These oracles decide
-with ordinary numeric comparisons instead, so a mistake in the kernel's bit trick cannot hide in a
-shared formula:
+The rule, from the specification and the project's semantics: an element comes back unchanged,
+bit for bit, where it is a NaN (any sign, any payload) or greater than zero; every other element
+gives +0 (all bits clear: -0.0 becomes +0.0, integer minimums become 0).
 
-- ``relu_bits`` / ``expected`` / ``assert_relu_exact``: plain Python, element by element (each bit
-  pattern decoded with struct into a Python number); the most independent, for small arrays.
-- ``expected_relu`` / ``assert_relu_of``: the same rule vectorised with numpy (``isnan(x) or x > 0``
-  for floats, ``x > 0`` for integers), for large sweeps (sanitizer, concurrency, fuzzing).
+The kernel decides on each element's bit pattern read as a signed integer. This oracle never
+imports onnx_relu and never uses that trick; it has two forms, which share the rule, the type
+table (``tests.support.dtypes``) and the comparison on bit patterns:
 
-Results are compared as unsigned integers of the element's width: the sign of zero and every NaN
-bit count. ``tests/sanitizer/run_kernel_cases.py`` puts this folder on ``sys.path`` itself.
+- ``expected_relu_elementwise`` / ``assert_relu_exact``: plain Python, element by element; each
+  bit pattern is decoded with ``struct`` into a Python number, then compared numerically
+  (``isnan(v) or v > 0``). The most independent form, for small arrays (up to some 10**5
+  elements).
+- ``expected_relu`` / ``assert_relu_vectorised``: the same rule vectorised with numpy, by IEEE
+  field decoding (a NaN has an all-ones exponent and a non-zero mantissa; a positive number
+  has a clear sign bit and is not +0), for large sweeps (threads, sanitizer, concurrency,
+  fuzzing, files).
+
+``tests/core/test_oracle.py`` checks that both forms agree on every 8- and 16-bit pattern.
+Results are compared as unsigned integers of the element's width, so the sign of zero and every
+NaN bit count.
+
+Examples
+--------
+>>> x = np.array([-0.0, 1.5, -np.inf, np.nan, -7], np.float32)
+>>> [hex(b) for b in as_bits(expected_relu(x))]
+['0x0', '0x3fc00000', '0x0', '0x7fc00000', '0x0']
+>>> same_bits(expected_relu_elementwise(x), expected_relu(x))
+True
 """
 
 from __future__ import annotations
@@ -18,213 +35,92 @@ from __future__ import annotations
 import math
 import struct
 
-import ml_dtypes
 import numpy as np
 
-BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
-
-#: The eight types, as (readable id, dtype); used to parametrize tests.
-RELU_DTYPES = [
-    ("float16", np.dtype(np.float16)),
-    ("float32", np.dtype(np.float32)),
-    ("float64", np.dtype(np.float64)),
-    ("bfloat16", BFLOAT16),
-    ("int8", np.dtype(np.int8)),
-    ("int16", np.dtype(np.int16)),
-    ("int32", np.dtype(np.int32)),
-    ("int64", np.dtype(np.int64)),
-]
-FLOAT_DTYPES = [pair for pair in RELU_DTYPES if pair[0].startswith(("float", "bfloat"))]
+from tests.support.dtypes import ReluType, bits_dtype, relu_type
 
 
-def uint_dtype(dtype: np.dtype) -> np.dtype:
-    """The unsigned integer dtype of the same width, to look at bit patterns."""
-    return np.dtype(f"u{dtype.itemsize}")
+def native(a: np.ndarray) -> np.ndarray:
+    """``a`` in native byte order (itself when it already is)."""
+    if a.dtype.byteorder in "=|":
+        return a
+    return a.astype(a.dtype.newbyteorder("="))
 
 
-def decode(dtype: np.dtype, bits: int):
+def as_bits(a: object) -> np.ndarray:
+    """The elements of ``a`` (any byte order) as unsigned integers of the same width: a view of
+    ``a`` where it is in native byte order, with its shape and strides."""
+    a = native(np.asarray(a))
+    return a.view(bits_dtype(a.dtype))
+
+
+def same_bits(a: object, b: object) -> bool:
+    """Same dtype, shape and bit patterns (the sign of zero and NaN payloads included)."""
+    a, b = np.asarray(a), np.asarray(b)
+    if a.dtype != b.dtype or a.shape != b.shape:
+        return False
+    return np.array_equal(as_bits(a), as_bits(b))
+
+
+# --- element by element, numeric comparison --------------------------------------------------
+
+# struct formats that read a float element's bit pattern as a Python float.
+_STRUCT_FLOAT = {"float16": ("<H", "<e", 0), "float32": ("<I", "<f", 0), "float64": ("<Q", "<d", 0),
+                 "bfloat16": ("<I", "<f", 16)}  # bfloat16: the top half of a float32
+
+
+def decode(rtype: ReluType, bits: int) -> int | float:
     """The Python number an element's bit pattern (an unsigned int) stands for."""
-    name = dtype.name
-    if name == "float16":
-        return struct.unpack("<e", bits.to_bytes(2, "little"))[0]
-    if name == "bfloat16":
-        return struct.unpack("<f", (bits << 16).to_bytes(4, "little"))[0]
-    if name == "float32":
-        return struct.unpack("<f", bits.to_bytes(4, "little"))[0]
-    if name == "float64":
-        return struct.unpack("<d", bits.to_bytes(8, "little"))[0]
-    width = 8 * dtype.itemsize
-    return bits - (1 << width) if bits >> (width - 1) else bits
+    if rtype.is_float:
+        int_format, float_format, shift = _STRUCT_FLOAT[rtype.name]
+        return struct.unpack(float_format, struct.pack(int_format, bits << shift))[0]
+    return bits - (1 << rtype.width) if bits >> (rtype.width - 1) else bits  # two's complement
 
 
-def relu_bits(dtype: np.dtype, bits: int) -> int:
-    """The documented result for one element, as an unsigned bit pattern."""
-    value = decode(dtype, bits)
+def relu_element(rtype: ReluType, bits: int) -> int:
+    """Relu of one element, as an unsigned bit pattern."""
+    value = decode(rtype, bits)
     if isinstance(value, float) and math.isnan(value):
         return bits  # NaN: every bit returned unchanged
     return bits if value > 0 else 0  # +0 (pattern 0) for everything else
 
 
-def expected(array: np.ndarray) -> np.ndarray:
-    """The oracle's result for a whole array, same shape, as unsigned bit patterns."""
-    flat = np.ascontiguousarray(array).reshape(-1).view(uint_dtype(array.dtype))
-    out = [relu_bits(array.dtype, int(b)) for b in flat.tolist()]
-    return np.array(out, dtype=uint_dtype(array.dtype)).reshape(array.shape)
+def expected_relu_elementwise(x: object) -> np.ndarray:
+    """Relu of ``x`` (an allowed type, any byte order or layout), one element at a time in
+    Python: a fresh array of ``x``'s shape and native dtype."""
+    x = native(np.asarray(x))
+    rtype = relu_type(x.dtype)
+    flat = np.ascontiguousarray(x).reshape(-1).view(rtype.bits_dtype)
+    out = [relu_element(rtype, int(b)) for b in flat.tolist()]
+    return np.array(out, dtype=rtype.bits_dtype).view(x.dtype).reshape(x.shape)
 
 
-def assert_relu_exact(result, source: np.ndarray) -> None:
-    """``result`` is relu(source) bit for bit, with source's dtype and shape."""
-    result = np.asarray(result)
-    assert result.dtype == source.dtype, (result.dtype, source.dtype)
-    assert result.shape == source.shape, (result.shape, source.shape)
-    got = np.ascontiguousarray(result).view(uint_dtype(source.dtype))
-    want = expected(source)
-    mismatch = np.flatnonzero(got.reshape(-1) != want.reshape(-1))
-    assert mismatch.size == 0, (
-        f"{mismatch.size} elements differ; first at flat index {mismatch[0]}: "
-        f"input bits {hex(int(np.ascontiguousarray(source).reshape(-1).view(uint_dtype(source.dtype))[mismatch[0]]))}, "
-        f"got {hex(int(got.reshape(-1)[mismatch[0]]))}, want {hex(int(want.reshape(-1)[mismatch[0]]))}"
-    )
+# --- vectorised, IEEE field decoding ------------------------------------------------------
 
 
-def special_bits(dtype: np.dtype) -> list[int]:
-    """Bit patterns chosen on purpose: zeros, infinities, NaNs (quiet, signalling, payloads, both
-    signs), subnormals, extremes; for integers the extremes and their neighbours."""
-    width = 8 * dtype.itemsize
-    if dtype.kind == "i":
-        top = 1 << (width - 1)
-        values = [0, 1, -1, top - 1, -top, -top + 1, 2, -2]
-        return [v & ((1 << width) - 1) for v in values]
-    exp_bits, man_bits = {
-        "float16": (5, 10),
-        "bfloat16": (8, 7),
-        "float32": (8, 23),
-        "float64": (11, 52),
-    }[dtype.name]
-    sign = 1 << (width - 1)
-    inf = ((1 << exp_bits) - 1) << man_bits
-    quiet = 1 << (man_bits - 1)
-    top_man = (1 << man_bits) - 1
-    one = ((1 << (exp_bits - 1)) - 1) << man_bits
-    patterns = [
-        0, sign,                              # +0, -0
-        inf, sign | inf,                      # +inf, -inf
-        inf | quiet, sign | inf | quiet,      # quiet NaNs
-        inf | 1, sign | inf | 1,              # signalling NaNs, payload 1
-        inf | top_man, sign | inf | top_man,  # all-ones payload
-        inf | quiet | 0x5, sign | inf | (top_man >> 1),
-        1, sign | 1,                          # smallest subnormals
-        top_man, sign | top_man,              # largest subnormals
-        1 << man_bits, sign | (1 << man_bits),  # smallest normals
-        inf - 1, sign | (inf - 1),            # largest finite
-        one, sign | one,                      # +-1
-    ]
-    return patterns
+def expected_relu(x: object) -> np.ndarray:
+    """Relu of ``x`` (an allowed type, any byte order or layout), vectorised with numpy: a fresh
+    array of ``x``'s shape and native dtype."""
+    x = native(np.asarray(x))
+    rtype = relu_type(x.dtype)
+    u = x.view(rtype.bits_dtype)
+    if rtype.is_float:
+        word = rtype.bits_dtype.type
+        exponent, mantissa = word(rtype.exponent_mask), word(rtype.mantissa_mask)
+        is_nan = ((u & exponent) == exponent) & ((u & mantissa) != 0)
+        is_positive = ((u & word(rtype.sign_mask)) == 0) & (u != 0)
+        keep = is_nan | is_positive
+    else:
+        keep = x > 0
+    return np.where(keep, u, rtype.bits_dtype.type(0)).astype(rtype.bits_dtype).view(x.dtype)
 
 
-# --- vectorised oracle -----------------------------------------------------------------------
-
-#: Every type some Relu version allows, as dtypes, in a fixed order.
-ALL_RELU_DTYPES: tuple[np.dtype, ...] = tuple(
-    np.dtype(t)
-    for t in (
-        np.int8,
-        np.int16,
-        np.int32,
-        np.int64,
-        np.float16,
-        np.float32,
-        np.float64,
-        ml_dtypes.bfloat16,
-    )
-)
-
-# (sign bit, exponent mask, quiet bit) of each float format, to build special values.
-_FLOAT_LAYOUT = {
-    np.dtype(np.float16): (0x8000, 0x7C00, 0x0200),
-    np.dtype(ml_dtypes.bfloat16): (0x8000, 0x7F80, 0x0040),
-    np.dtype(np.float32): (0x8000_0000, 0x7F80_0000, 0x0040_0000),
-    np.dtype(np.float64): (0x8000_0000_0000_0000, 0x7FF0_0000_0000_0000, 0x0008_0000_0000_0000),
-}
+# --- comparing a result with the oracle ---------------------------------------------------
 
 
-def bits_dtype(dtype: np.dtype) -> np.dtype:
-    """The unsigned integer type of the same width, to compare values bit for bit."""
-    return uint_dtype(np.dtype(dtype))
-
-
-def as_bits(a: np.ndarray) -> np.ndarray:
-    """The array's elements as unsigned integers of the same width (a view when possible)."""
-    a = np.asarray(a)
-    if not a.dtype.isnative:
-        a = a.astype(a.dtype.newbyteorder("="))
-    return a.view(bits_dtype(a.dtype))
-
-
-def is_float(dtype: np.dtype) -> bool:
-    return np.dtype(dtype) in _FLOAT_LAYOUT
-
-
-def expected_relu(x: np.ndarray) -> np.ndarray:
-    """Relu of ``x`` (native byte order) by numeric comparison: a fresh array of ``x``'s dtype."""
-    x = np.asarray(x)
-    if not x.dtype.isnative:
-        x = x.astype(x.dtype.newbyteorder("="))
-    dtype = x.dtype
-    if is_float(dtype):
-        # bfloat16 widens exactly to float32; the comparison needs no bfloat16 arithmetic.
-        numeric = x.astype(np.float32) if dtype == np.dtype(ml_dtypes.bfloat16) else x
-        with np.errstate(invalid="ignore"):
-            keep = np.isnan(numeric) | (numeric > 0)
-        source = as_bits(x)
-        return np.where(keep, source, source.dtype.type(0)).astype(source.dtype).view(dtype)
-    return np.where(x > 0, x, dtype.type(0)).astype(dtype)
-
-
-def special_values(dtype: np.dtype) -> np.ndarray:
-    """Edge cases of a type: zeros of both signs, infinities, NaNs of every kind, extremes."""
-    dtype = np.dtype(dtype)
-    if not is_float(dtype):
-        info = np.iinfo(dtype)
-        values = [0, 1, -1, 2, -2, info.min, info.min + 1, info.max, info.max - 1]
-        return np.array(values, dtype=dtype)
-    sign, exponent, quiet = _FLOAT_LAYOUT[dtype]
-    patterns = [
-        0,                              # +0
-        sign,                           # -0
-        exponent,                       # +inf
-        sign | exponent,                # -inf
-        exponent | quiet,               # +qNaN
-        sign | exponent | quiet,        # -qNaN
-        exponent | 1,                   # +sNaN, payload 1
-        sign | exponent | 1,            # -sNaN, payload 1 (the pattern just above -inf)
-        exponent | quiet | 0x15,        # +qNaN with a payload
-        sign | exponent | (quiet - 1),  # -sNaN, largest payload
-        1,                              # smallest +subnormal
-        sign | 1,                       # smallest -subnormal
-        exponent - 1,                   # largest finite
-        sign | (exponent - 1),          # most negative finite (the pattern just below -inf)
-        exponent & (exponent >> 1),     # a mid-range positive (close to 1.0)
-        sign | (exponent & (exponent >> 1)),
-    ]
-    return np.array(patterns, dtype=bits_dtype(dtype)).view(dtype)
-
-
-def mixed_values(dtype: np.dtype, n: int, seed: int = 0) -> np.ndarray:
-    """``n`` values of ``dtype``: the special values first, then uniformly random bit patterns."""
-    dtype = np.dtype(dtype)
-    rng = np.random.default_rng(seed)
-    udtype = bits_dtype(dtype)
-    random_bits = rng.integers(0, np.iinfo(udtype).max, size=n, dtype=udtype, endpoint=True)
-    special = as_bits(special_values(dtype))
-    k = min(n, special.size)
-    random_bits[:k] = special[:k]
-    return random_bits.view(dtype)
-
-
-def mismatch_report(x: np.ndarray, got: np.ndarray, want: np.ndarray, limit: int = 5) -> str:
-    """A short description of where ``got`` differs from ``want`` (as bit patterns)."""
-    gb, wb, xb = as_bits(got).ravel(), as_bits(want).ravel(), as_bits(x).ravel()
+def mismatch_report(x: object, got: object, want: object, limit: int = 5) -> str:
+    """Where ``got`` differs from ``want`` as bit patterns, with the input's bits."""
+    xb, gb, wb = (as_bits(a).reshape(-1) for a in (x, got, want))
     where = np.flatnonzero(gb != wb)
     shown = ", ".join(
         f"[{i}] x=0x{int(xb[i]):x} got=0x{int(gb[i]):x} want=0x{int(wb[i]):x}" for i in where[:limit]
@@ -232,11 +128,21 @@ def mismatch_report(x: np.ndarray, got: np.ndarray, want: np.ndarray, limit: int
     return f"{where.size} of {gb.size} elements differ: {shown}"
 
 
-def assert_relu_of(x: np.ndarray, got: np.ndarray) -> None:
-    """Assert that ``got`` is Relu of ``x``: same dtype and shape, every bit as the oracle says."""
-    want = expected_relu(np.asarray(x))
-    got = np.asarray(got)
-    assert got.shape == want.shape, f"shape {got.shape} != {want.shape}"
-    assert got.dtype == x.dtype, f"dtype {got.dtype} != {x.dtype}"
-    if not np.array_equal(as_bits(got), as_bits(want)):
-        raise AssertionError(mismatch_report(x, got, want))
+def _assert_relu(result: object, source: object, want: np.ndarray, what: str) -> None:
+    result, source = np.asarray(result), np.asarray(source)
+    prefix = f"{what}: " if what else ""
+    assert result.dtype == source.dtype, f"{prefix}dtype {result.dtype} != {source.dtype}"
+    assert result.shape == source.shape, f"{prefix}shape {result.shape} != {source.shape}"
+    if not np.array_equal(as_bits(result), as_bits(want)):
+        raise AssertionError(prefix + mismatch_report(source, result, want))
+
+
+def assert_relu_exact(result: object, source: object, what: str = "") -> None:
+    """``result`` is Relu(``source``) bit for bit, with ``source``'s dtype and shape; judged
+    element by element in plain Python (for small arrays)."""
+    _assert_relu(result, source, expected_relu_elementwise(source), what)
+
+
+def assert_relu_vectorised(result: object, source: object, what: str = "") -> None:
+    """As ``assert_relu_exact``, judged by the vectorised oracle (for large arrays)."""
+    _assert_relu(result, source, expected_relu(source), what)

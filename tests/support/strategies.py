@@ -1,72 +1,45 @@
-"""Shared pieces of the fuzz tests: Hypothesis profiles and strategies for odd arrays.
+"""Hypothesis strategies of the tests (dtypes, element bit patterns, arrays of any layout, mutated
+files) and what the fuzz targets share: their example counts and their rule for warnings.
 
-Profiles (chosen with the environment variable ``HYPOTHESIS_PROFILE``, default ``ci``):
+The profiles themselves (``ci``, ``thorough``, chosen with ``HYPOTHESIS_PROFILE``) are set up in
+``tests/conftest.py``, once. A test decorated with ``@examples(weight)`` runs ``weight`` times the
+profile's example count: more for targets that are cheap per example, fewer for dear ones.
 
-* ``ci``: a fixed number of examples per target, derandomized (the same examples on every run),
-  no example database, no deadline: what ``make test`` runs.
-* ``thorough``: many more examples, random: run by hand, e.g.
-  ``HYPOTHESIS_PROFILE=thorough .venv/bin/python -m pytest tests/test_fuzz.py -q``.
-
-A fuzz target is a test decorated with ``@fuzz_settings(weight)``: ``weight`` scales the
-profile's example count for targets that are cheaper or dearer per example. To add a target,
-write a ``test_fuzz_<thing>`` with ``@fuzz_settings()`` and ``@given(...)``, calling the public
-function on the drawn input and accepting only the exceptions that docs/reliability.md
-documents for it. Files are drawn as random bytes or as valid files mutated by
-:func:`mutated_bytes`.
+To add a fuzz target: write a ``test_fuzz_<thing>`` in the folder of its layer, decorated with
+``@examples()`` and ``@given(...)``, that calls the public function on the drawn input and
+accepts only the exceptions docs/reliability.md documents for it. Files are drawn as random
+bytes or as valid files mutated by :func:`mutated_bytes`.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import struct
+import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass
 
-import ml_dtypes
 import numpy as np
-from hypothesis import HealthCheck, settings
+from hypothesis import event, settings
 from hypothesis import strategies as st
 
-from relu_oracle import ALL_RELU_DTYPES, as_bits, special_values
-
-_PROFILES = {
-    "ci": dict(max_examples=1_000, derandomize=True, database=None),
-    "thorough": dict(max_examples=50_000, derandomize=False),
-}
-for _name, _options in _PROFILES.items():
-    settings.register_profile(
-        f"onnx-relu-{_name}",
-        deadline=None,
-        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-        print_blob=True,
-        **_options,
-    )
-
-PROFILE = os.environ.get("HYPOTHESIS_PROFILE", "ci")
-if PROFILE not in _PROFILES:
-    raise ValueError(f"HYPOTHESIS_PROFILE={PROFILE!r}; known profiles: {', '.join(_PROFILES)}")
+from tests.support.dtypes import REFUSED_TYPES, RELU_DTYPES, relu_type
+from tests.support.oracle import as_bits
+from tests.support.values import special_values
 
 
-def fuzz_settings(weight: float = 1.0) -> settings:
-    """The selected profile, with its example count scaled by ``weight``."""
-    base = settings.get_profile(f"onnx-relu-{PROFILE}")
-    return settings(base, max_examples=max(1, int(base.max_examples * weight)))
+def examples(weight: float = 1.0) -> settings:
+    """The loaded profile, with its example count scaled by ``weight`` (at least one)."""
+    return settings(max_examples=max(1, int(settings.default.max_examples * weight)))
 
 
 # ---------------------------------------------------------------------------------------------
-# Dtypes
+# Dtypes and element bit patterns
 # ---------------------------------------------------------------------------------------------
 
-#: Fixed-size numeric-ish dtypes numpy can fill from raw bytes and Relu refuses.
-REFUSED_RAW_DTYPES: tuple[np.dtype, ...] = tuple(
-    np.dtype(d)
-    for d in (
-        np.bool_, np.uint8, np.uint16, np.uint32, np.uint64, np.complex64, np.complex128,
-        np.longdouble, "datetime64[ms]", "timedelta64[D]", "V3", [("a", "<i2"), ("b", "<f4")],
-    )
-) + tuple(
-    np.dtype(getattr(ml_dtypes, name))
-    for name in ("float8_e4m3fn", "float8_e5m2", "float4_e2m1fn", "int4", "uint4", "int2", "float8_e3m4")
-    if hasattr(ml_dtypes, name)
-)
+#: Types Relu refuses that numpy can fill from raw bytes (no Python objects, no text).
+REFUSED_RAW_DTYPES: tuple[np.dtype, ...] = tuple(r.dtype for r in REFUSED_TYPES if r.raw_fillable)
 
 
 @st.composite
@@ -74,10 +47,25 @@ def any_dtype(draw: st.DrawFn, refused: bool = True) -> np.dtype:
     """An allowed type (most often) or a refused one, in either byte order where it has one."""
     # three in four draws an allowed type, so that most calls reach the kernel
     pick_refused = refused and draw(st.sampled_from([False, False, False, True]))
-    dtype = draw(st.sampled_from(REFUSED_RAW_DTYPES if pick_refused else ALL_RELU_DTYPES))
+    dtype = draw(st.sampled_from(REFUSED_RAW_DTYPES if pick_refused else RELU_DTYPES))
     if dtype.byteorder not in "|" and dtype.itemsize > 1 and dtype.fields is None and draw(st.booleans()):
         dtype = dtype.newbyteorder("S")
     return dtype
+
+
+def element_bits(dtype: np.dtype) -> st.SearchStrategy[int]:
+    """Bit patterns of elements of an allowed type: random, special on purpose, or the bits of an
+    ordinary number (a float Hypothesis draws, or a small integer)."""
+    t = relu_type(dtype)
+    mask = (1 << t.width) - 1
+    choices = [st.integers(0, mask), st.sampled_from(as_bits(special_values(t.dtype)).tolist())]
+    if t.is_float and t.name != "bfloat16":  # Hypothesis draws IEEE floats of 16, 32, 64 bits
+        float_format, int_format = {2: ("<e", "<H"), 4: ("<f", "<I"), 8: ("<d", "<Q")}[t.dtype.itemsize]
+        floats = st.floats(width=t.width, allow_nan=True, allow_infinity=True, allow_subnormal=True)
+        choices.append(floats.map(lambda v: struct.unpack(int_format, struct.pack(float_format, v))[0]))
+    elif not t.is_float:
+        choices.append(st.integers(-1000, 1000).map(lambda v: v & mask))
+    return st.one_of(*choices)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -96,7 +84,7 @@ class Drawn:
 def _fill_specials(view: np.ndarray, draw: st.DrawFn) -> None:
     """Overwrite some elements of an allowed-type view with NaNs, zeros, infinities, extremes."""
     native = view.dtype.newbyteorder("=")
-    if view.size == 0 or native not in ALL_RELU_DTYPES:
+    if view.size == 0 or native not in RELU_DTYPES:
         return
     specials = special_values(native)
     for _ in range(draw(st.integers(0, min(8, view.size)))):
@@ -130,13 +118,8 @@ def arrays_any_layout(draw: st.DrawFn, dtype_strategy=None, max_side: int = 9, m
     return Drawn(view, raw)
 
 
-def bits_of(a: np.ndarray) -> np.ndarray:
-    """Bit patterns of an allowed-type array (any byte order), for exact comparison."""
-    return as_bits(np.asarray(a))
-
-
 # ---------------------------------------------------------------------------------------------
-# Mutated files
+# Mutated files, and the warnings parsing them may give
 # ---------------------------------------------------------------------------------------------
 
 
@@ -162,3 +145,26 @@ def mutated_bytes(draw: st.DrawFn, seeds: list[bytes]) -> bytes:
         elif kind == "delete":
             del data[position:position + draw(st.integers(1, 8))]
     return bytes(data)
+
+
+def _is_parser_warning(warning: warnings.WarningMessage) -> bool:
+    if any(f"{os.sep}{package}{os.sep}" in warning.filename for package in ("onnx", "numpy")):
+        return True  # e.g. an unknown external-data key, a deprecated dtype alias ('|a1')
+    # Python's compiler, parsing a .npy header with ast.literal_eval as numpy.load does, warns
+    # about an invalid escape ('\d') or a number run into a name ('1if'); the header is then
+    # refused (or read); under -W error the warning becomes a SyntaxError, so the refusal.
+    return warning.filename == "<unknown>" and issubclass(
+        warning.category, (DeprecationWarning, SyntaxWarning))
+
+
+@contextlib.contextmanager
+def parser_warnings_allowed() -> Iterator[None]:
+    """Let warnings that onnx, numpy or Python's parser give about a file's content through
+    (theirs to give, and only warnings, not exceptions); a warning from anywhere else
+    (onnx-relu itself) fails the test."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        yield
+    for warning in caught:
+        event(f"warning: {warning.category.__name__}")
+        assert _is_parser_warning(warning), f"unexpected warning {warning}"

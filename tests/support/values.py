@@ -1,85 +1,78 @@
-"""Test data shared by the tensor-file, command-line and Dask tests: every Relu type with the
-values that tell implementations apart (NaN payloads, signalling NaNs, -0.0, infinities,
-subnormals, integer extremes), and an independent bit-level reference Relu to compare with."""
+"""THE test values of each Relu type: the special values, and random bit patterns mixed with them.
+
+The special values are those that tell Relu implementations apart: zeros of both signs,
+infinities, NaNs of every kind (quiet and signalling, both signs, small, large and all-ones
+payloads), subnormals, the smallest normal, 1.0 and 1.5, the largest finite values; for the
+integers 0, +-1, +-2 and the extremes with their neighbours. The most telling ones come first, so
+that a short prefix (``mixed_values(dtype, 5)``) still holds both zeros, both infinities and a
+NaN.
+
+Examples
+--------
+>>> special_values(np.int8).tolist()
+[0, 1, -1, 127, -128, -127, 2, -2, 126]
+>>> [hex(b) for b in as_bits(special_values(np.float16))[:6]]
+['0x0', '0x8000', '0x7c00', '0xfc00', '0x7e00', '0xfe00']
+>>> mixed_values(np.float32, 1000, seed=3).shape
+(1000,)
+"""
 
 from __future__ import annotations
 
-import ml_dtypes
 import numpy as np
 
-#: The eight types some Relu version allows, by ONNX name.
-RELU_DTYPES = {
-    "float16": np.dtype(np.float16),
-    "float": np.dtype(np.float32),
-    "double": np.dtype(np.float64),
-    "bfloat16": np.dtype(ml_dtypes.bfloat16),
-    "int8": np.dtype(np.int8),
-    "int16": np.dtype(np.int16),
-    "int32": np.dtype(np.int32),
-    "int64": np.dtype(np.int64),
-}
-
-# Exponent field of each float type; with the sign bit it gives infinities and NaNs.
-_EXPONENT_MASK = {
-    np.dtype(np.float16): 0x7C00,
-    np.dtype(ml_dtypes.bfloat16): 0x7F80,
-    np.dtype(np.float32): 0x7F800000,
-    np.dtype(np.float64): 0x7FF0000000000000,
-}
+from tests.support.dtypes import ReluType, relu_type
+from tests.support.oracle import as_bits
 
 
-def bits_dtype(dtype: np.dtype) -> np.dtype:
-    """The unsigned integer type of the same size, to look at values as bit patterns."""
-    return np.dtype(f"u{np.dtype(dtype).itemsize}")
+def _float_patterns(t: ReluType) -> list[int]:
+    exponent, mantissa, quiet = t.exponent_mask, t.mantissa_mask, t.quiet_bit
+    positives = [
+        0,                         # +0
+        exponent,                  # +inf
+        exponent | quiet,          # quiet NaN (numpy's nan)
+        exponent | 1,              # signalling NaN, payload 1
+        t.one,                     # 1.0
+        1,                         # smallest subnormal
+        exponent - 1,              # largest finite
+        exponent | mantissa,       # quiet NaN, all-ones payload
+        exponent | quiet | 5,      # quiet NaNs with payloads
+        exponent | quiet | 1,
+        exponent | quiet | 0x15,
+        exponent | (quiet >> 1),   # signalling NaN, top payload bit
+        exponent | (quiet - 1),    # signalling NaN, largest payload (just above +-inf)
+        2,                         # second subnormal
+        mantissa,                  # largest subnormal
+        mantissa + 1,              # smallest normal
+        t.one | quiet,             # 1.5
+    ]
+    patterns = []
+    for p in positives:
+        patterns += [p, t.sign_mask | p]  # and the same with the sign bit set
+    return patterns
 
 
-def is_float(dtype: np.dtype) -> bool:
-    return np.dtype(dtype).newbyteorder("=") in _EXPONENT_MASK
+def special_values(dtype: object) -> np.ndarray:
+    """The special values of an allowed type (native byte order), most telling first."""
+    t = relu_type(dtype)
+    if t.is_float:
+        return np.array(_float_patterns(t), dtype=t.bits_dtype).view(t.dtype)
+    info = np.iinfo(t.dtype)
+    values = [0, 1, -1, info.max, info.min, info.min + 1, 2, -2, info.max - 1]
+    return np.array(values, dtype=t.dtype)
 
 
-def special_values(dtype: np.dtype, random_count: int = 64, seed: int = 0) -> np.ndarray:
-    """A 1-D array of ``dtype`` with every kind of special value and random bit patterns."""
-    dtype = np.dtype(dtype)
+def mixed_values(dtype: object, n: int, seed: int | np.random.Generator = 0) -> np.ndarray:
+    """``n`` values of an allowed type: the special values first (as many as fit), then
+    uniformly random bit patterns (every sign, NaN payload, infinity and subnormal occurs).
+
+    ``seed``: an int, or a ``numpy.random.Generator`` to draw from (it advances).
+    """
+    t = relu_type(dtype)
     rng = np.random.default_rng(seed)
-    unsigned = bits_dtype(dtype)
-    nbits = 8 * dtype.itemsize
-    if is_float(dtype):
-        sign = 1 << (nbits - 1)
-        exponent = _EXPONENT_MASK[dtype]
-        quiet = (exponent >> 1) & ~exponent  # the top mantissa bit
-        ones = (1 << nbits) - 1
-        patterns = [
-            0, sign,                                 # +0.0, -0.0
-            exponent, sign | exponent,               # +inf, -inf
-            exponent | 1, sign | exponent | 1,       # signalling NaNs, payload 1
-            exponent | quiet | 5, ones,              # quiet NaN payload 5, -NaN all ones
-            1, sign | 1,                             # smallest subnormals
-            exponent - 1, sign | (exponent - 1),     # largest finite values
-        ]
-        fixed = np.array(patterns, dtype=unsigned).view(dtype)
-    else:
-        info = np.iinfo(dtype)
-        fixed = np.array([info.min, info.min + 1, -1, 0, 1, info.max], dtype=dtype)
-    noise = rng.integers(0, np.iinfo(unsigned).max, size=random_count, dtype=unsigned,
-                         endpoint=True).view(dtype)
-    return np.concatenate([fixed, noise])
-
-
-def reference_relu(x: np.ndarray) -> np.ndarray:
-    """Relu by its definition, on bit patterns: keep x where x > 0 or x is NaN, else +0."""
-    x = np.asarray(x)
-    with np.errstate(invalid="ignore"):  # comparing signalling NaNs raises the invalid flag
-        keep = x > 0
-        if is_float(x.dtype):
-            keep |= np.isnan(x)
-    unsigned = bits_dtype(x.dtype)
-    native = x.astype(x.dtype.newbyteorder("="))
-    return np.where(keep, native.view(unsigned), unsigned.type(0)).view(native.dtype)
-
-
-def same_bits(a: np.ndarray, b: np.ndarray) -> bool:
-    """Same dtype, shape and bytes (NaN payloads and the sign of zero included)."""
-    a, b = np.asarray(a), np.asarray(b)
-    if a.dtype != b.dtype or a.shape != b.shape:
-        return False
-    return np.array_equal(a.view(bits_dtype(a.dtype)), b.view(bits_dtype(b.dtype)))
+    word = t.bits_dtype
+    values = rng.integers(0, np.iinfo(word).max, size=n, dtype=word, endpoint=True)
+    special = as_bits(special_values(t.dtype))
+    k = min(n, special.size)
+    values[:k] = special[:k]
+    return values.view(t.dtype)
