@@ -31,8 +31,7 @@ from onnx_relu.errors import (
 )
 from tests.support import dtypes
 from tests.support.dtypes import RELU_DTYPES
-from tests.support.oracle import as_bits as bits_of
-from tests.support.oracle import expected_relu
+from tests.support.oracle import as_bits, expected_relu
 from tests.support.strategies import Drawn, any_dtype, arrays_any_layout, examples
 
 VALID_OPSETS = st.sampled_from([None, None, 1, 5, 6, 12, 13, 14, 18, 23, np.int32(13), np.int64(14)])
@@ -145,10 +144,10 @@ def test_fuzz_relu_arrays(drawn: Drawn, opset, data):
         assert _buffer_bytes(out) == out_before, "a refused call changed out"
         return
     assert not problems, f"accepted an invalid call ({kind=}, {opset=}, dtype={x.dtype}); expected {problems}"
-    want = bits_of(expected_relu(x_copy))
+    want = as_bits(expected_relu(x_copy))
     got = np.asarray(result)
     assert got.shape == x.shape
-    assert np.array_equal(bits_of(got), want), f"wrong result ({kind=}, dtype={x.dtype.str})"
+    assert np.array_equal(as_bits(got), want), f"wrong result ({kind=}, dtype={x.dtype.str})"
     if out is not None:
         assert result is out
     elif x.ndim == 0:  # a numpy scalar, as numpy's ufuncs give; scalars are native-order
@@ -204,7 +203,7 @@ def test_fuzz_relu_python_objects(obj, opset):
     event(f"computed: {as_array.dtype}")
     result = np.asarray(relu(obj, opset=opset))
     assert result.dtype == as_array.dtype
-    assert np.array_equal(bits_of(result), bits_of(expected_relu(as_array)))
+    assert np.array_equal(as_bits(result), as_bits(expected_relu(as_array)))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -22,9 +22,13 @@ from onnx_relu.apply_files import relu_file
 from onnx_relu.errors import OnnxReluError, UnsupportedTypeError
 from onnx_relu.tensor_files import read_tensor, write_tensor
 from tests.support.dtypes import RELU_DTYPES
-from tests.support.oracle import as_bits as bits_of
-from tests.support.oracle import expected_relu
-from tests.support.strategies import examples, mutated_bytes, parser_warnings_allowed
+from tests.support.oracle import as_bits, expected_relu
+from tests.support.strategies import (
+    examples,
+    mutated_bytes,
+    parser_warnings_allowed,
+    random_or_mutated_bytes,
+)
 
 onnx = pytest.importorskip("onnx")  # .pb files need it; `make test` has it
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
@@ -107,13 +111,8 @@ def npy_file_bytes(draw: st.DrawFn) -> bytes:
             + draw(st.binary(max_size=64)))
 
 
-@st.composite
-def pb_file_bytes(draw: st.DrawFn) -> bytes:
-    kind = draw(st.sampled_from(["random", "mutated", "mutated", "mutated"]))
-    event(f"pb: {kind}")
-    if kind == "random":
-        return draw(st.binary(max_size=300))
-    return draw(mutated_bytes(PB_SEEDS))
+def pb_file_bytes() -> st.SearchStrategy[bytes]:
+    return random_or_mutated_bytes(PB_SEEDS, "pb")
 
 
 def _read_or_refuse(path: Path):
@@ -146,7 +145,7 @@ def test_fuzz_npy_reader_and_apply(fuzz_folder, content):
             assert array is not None, "apply accepted a file read_tensor refuses"
             result = read_tensor(dst)
             assert result.shape == array.shape and result.dtype == array.dtype
-            assert np.array_equal(bits_of(result), bits_of(expected_relu(array)))
+            assert np.array_equal(as_bits(result), as_bits(expected_relu(array)))
     assert src.read_bytes() == content, "apply changed its input"
     assert sorted(os.listdir(fuzz_folder)) in (["in.npy"], ["in.npy", "out.npy"])
 

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from onnx_relu.errors import OnnxReluError
 from tests.support.dtypes import RELU_TYPES
-from tests.support.strategies import examples, mutated_bytes, parser_warnings_allowed
+from tests.support.strategies import examples, parser_warnings_allowed, random_or_mutated_bytes
 
 onnx = pytest.importorskip("onnx")  # `make test` has it
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
@@ -66,13 +66,8 @@ MODEL_SEEDS = [
 ]
 
 
-@st.composite
-def model_bytes(draw: st.DrawFn) -> bytes:
-    kind = draw(st.sampled_from(["random", "mutated", "mutated", "mutated"]))
-    event(f"model: {kind}")
-    if kind == "random":
-        return draw(st.binary(max_size=300))
-    return draw(mutated_bytes(MODEL_SEEDS))
+def model_bytes() -> st.SearchStrategy[bytes]:
+    return random_or_mutated_bytes(MODEL_SEEDS, "model")
 
 
 # Element types: every Relu type, types no Relu allows, UNDEFINED and unknown numbers.

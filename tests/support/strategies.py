@@ -147,6 +147,17 @@ def mutated_bytes(draw: st.DrawFn, seeds: list[bytes]) -> bytes:
     return bytes(data)
 
 
+@st.composite
+def random_or_mutated_bytes(draw: st.DrawFn, seeds: list[bytes], label: str) -> bytes:
+    """Random bytes (one draw in four) or a valid file from ``seeds`` after :func:`mutated_bytes`'
+    mutations; ``label`` names the kind drawn in Hypothesis' statistics."""
+    kind = draw(st.sampled_from(["random", "mutated", "mutated", "mutated"]))
+    event(f"{label}: {kind}")
+    if kind == "random":
+        return draw(st.binary(max_size=300))
+    return draw(mutated_bytes(seeds))
+
+
 def _is_parser_warning(warning: warnings.WarningMessage) -> bool:
     if any(f"{os.sep}{package}{os.sep}" in warning.filename for package in ("onnx", "numpy")):
         return True  # e.g. an unknown external-data key, a deprecated dtype alias ('|a1')
