@@ -37,7 +37,7 @@ def _all_names_unique(model: onnx.ModelProto) -> bool:
 
 @pytest.mark.parametrize(("onnx_type", "opset"), CASES)
 def test_one_relu_model_runs_after_legalize_and_rewrites_only_what_it_must(onnx_type, opset):
-    x = sample_values(onnx_type, 512)
+    x = sample_values(onnx_type, 544)
     model = relu_model(onnx_type, opset, shape=("n",), name="relu")
     ran_before = _onnxruntime_runs(model)
     legalized = legalize(model)
@@ -54,7 +54,7 @@ def test_one_relu_model_runs_after_legalize_and_rewrites_only_what_it_must(onnx_
 
 @pytest.mark.parametrize(("onnx_type", "opset"), CASES)
 def test_exact_mode_gives_onnx_relu_values_for_every_type(onnx_type, opset):
-    x = sample_values(onnx_type, 512)
+    x = sample_values(onnx_type, 544)
     legalized = legalize(relu_model(onnx_type, opset, shape=("n",)), exact=True)
     onnx.checker.check_model(legalized, full_check=True)
     (y,) = run_model(legalized, {"x": x})

@@ -22,7 +22,7 @@ CASES = [(t, opset) for opset in BOUNDARY_OPSETS for t in ONNX_NAMES]
 @pytest.mark.parametrize(("onnx_type", "opset"), CASES)
 def test_every_type_at_every_boundary_is_exact_or_refused(onnx_type, opset):
     evaluator = ReferenceEvaluator(relu_model(onnx_type, opset, name="ref"), new_ops=[Relu])
-    x = sample_values(onnx_type, 512)
+    x = sample_values(onnx_type, 544)
     if onnx_type in allowed_types(opset):
         (y,) = evaluator.run(None, {"x": x})
         assert y.dtype == x.dtype
