@@ -1,10 +1,44 @@
-import os
+"""The one Hypothesis set-up of the test suite.
 
+Profiles, chosen with the environment variable ``HYPOTHESIS_PROFILE`` (default ``ci``):
+
+* ``ci``: 1,000 examples per test, derandomized (the same examples on every run), no example
+  database, no deadline: what ``make test`` runs.
+* ``thorough``: 50 times as many, random: run by hand, e.g.
+  ``HYPOTHESIS_PROFILE=thorough .venv/bin/python -m pytest tests/core/test_fuzz.py -q``.
+
+A test decorated with ``tests.support.strategies.examples(weight)`` runs ``weight`` times the
+profile's example count.
+"""
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
 from hypothesis import HealthCheck, settings
 
-# A fixed, modest example count in CI; HYPOTHESIS_PROFILE=thorough by hand for a longer search.
-settings.register_profile("ci", max_examples=300, deadline=None,
-                          suppress_health_check=[HealthCheck.too_slow])
-settings.register_profile("thorough", max_examples=20000, deadline=None,
-                          suppress_health_check=[HealthCheck.too_slow])
-settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+# The folder tests/onnx would hide the onnx package from a process that has tests/ itself on
+# sys.path, as `python -m pytest` run inside tests/ has: say so rather than fail obscurely.
+_TESTS = Path(__file__).resolve().parent
+if any(Path(entry or os.curdir).resolve() == _TESTS for entry in sys.path):
+    raise pytest.UsageError(f"{_TESTS} is on sys.path, where its onnx/ folder hides the onnx"
+                            " package: run pytest from the repository root")
+
+PROFILES = {
+    "ci": dict(max_examples=1_000, derandomize=True, database=None),
+    "thorough": dict(max_examples=50_000, derandomize=False),
+}
+for _name, _options in PROFILES.items():
+    settings.register_profile(
+        _name,
+        deadline=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+        print_blob=True,
+        **_options,
+    )
+
+PROFILE = os.environ.get("HYPOTHESIS_PROFILE", "ci")
+if PROFILE not in PROFILES:
+    raise pytest.UsageError(f"HYPOTHESIS_PROFILE={PROFILE!r}; known profiles: {', '.join(PROFILES)}")
+settings.load_profile(PROFILE)

@@ -76,7 +76,7 @@ if [ -e "$stdcxx" ]; then
 fi
 
 # detect_leaks=0: CPython and numpy keep allocations alive until exit by design; leaks of the
-# kernel are measured by tests/test_leaks.py instead. allocator_may_return_null=1: a huge
+# kernel are measured by tests/core/test_leaks.py instead. allocator_may_return_null=1: a huge
 # allocation fails with numpy's MemoryError, as without ASan, instead of aborting (the bad-input
 # table has such a row).
 # Only the Python processes get the runtime (not tee or grep).
@@ -95,13 +95,15 @@ set -e
 wait  # for tee
 [ "$status" -eq 0 ] || fail "the sweep exited with status $status (log: $log)"
 
-# 2. The bad-input, fuzz and concurrency tests against the sanitized build (not the leak
-#    tests: ASan's quarantine holds freed memory, which RSS bounds would mistake for leaks).
+# 2. The bad-input, fuzz (every layer's), overlap and concurrency tests against the sanitized
+#    build (not the leak tests: ASan's quarantine holds freed memory, which RSS bounds would
+#    mistake for leaks).
 "${sanitized[@]}" "$PY" -c "import onnx_relu, sys; sys.exit(not onnx_relu.__file__.startswith('$PWD/$site'))" \
   || fail "pytest would not import the sanitized build"
 set +e
-"${sanitized[@]}" "$PY" -m pytest -q -p no:cacheprovider tests/test_bad_inputs.py tests/test_fuzz.py tests/test_overlap.py \
-  tests/test_concurrency.py > >(tee -a "$log") 2>&1
+"${sanitized[@]}" "$PY" -m pytest -q -p no:cacheprovider tests/core/test_bad_inputs.py \
+  tests/core/test_fuzz.py tests/files/test_fuzz.py tests/onnx/test_fuzz.py tests/core/test_overlap.py \
+  tests/core/test_concurrency.py > >(tee -a "$log") 2>&1
 status=$?
 set -e
 wait

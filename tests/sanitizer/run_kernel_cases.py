@@ -19,8 +19,8 @@ copies such operands through aligned buffers first (seen in gdb: ``relu_ufunc`` 
 at an odd address receives a buffer's address). So the kernel itself meets every element-aligned
 offset within a cache line, and the other offsets exercise numpy's buffered path around it.
 
-After each call the result is compared, bit for bit, with an independent oracle
-(``tests/relu_oracle.py``), and every byte of every buffer that is not an output element
+After each call the result is compared, bit for bit, with the tests' independent oracle
+(``tests/support/oracle.py``, its vectorised form), and every byte of every buffer that is not an output element
 (canaries, the gaps of strided views, the whole input when out of place) must be unchanged.
 
 Exit status 0: every case passed. 1: a wrong result or a touched byte (listed). A sanitizer
@@ -34,22 +34,24 @@ kernel's threading and streaming-store thresholds; add a layout with ``@layout``
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
-from contextlib import nullcontext
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests/, for relu_oracle
+# The repository's root, for tests.support (this file runs as a script, not under pytest).
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import onnx_relu  # noqa: E402
 from onnx_relu import relu, relu_ufunc  # noqa: E402
-from relu_oracle import ALL_RELU_DTYPES, bits_dtype, expected_relu, mismatch_report, mixed_values  # noqa: E402
+from tests.support.dtypes import RELU_DTYPES, bits_dtype  # noqa: E402
+from tests.support.oracle import expected_relu, mismatch_report  # noqa: E402
+from tests.support.values import mixed_values  # noqa: E402
 
 #: Every size from empty to a little past 256 elements (every vector tail of every width).
 SMALL_SIZES: Sequence[int] = range(258)
@@ -59,7 +61,7 @@ OFFSETS: Sequence[int] = range(64)
 LARGE_SIZES: Sequence[int] = (4_099, 65_537, 262_147)
 #: The offsets used with large sizes and with several threads (every residue class mod 16 is hit).
 SPARSE_OFFSETS: Sequence[int] = (0, 1, 3, 7, 8, 13, 16, 31, 32, 33, 50, 63)
-#: Kernel thread counts tried (``onnx_relu.num_threads``).
+#: Kernel thread counts tried after the single-threaded phases.
 THREAD_COUNTS: Sequence[int] = (2, 4)
 #: Python threads calling relu at once in the concurrency phase.
 PYTHON_THREADS = 4
@@ -227,7 +229,7 @@ class Pools:
         self.inputs: dict[np.dtype, np.ndarray] = {}
         self.expected: dict[np.dtype, np.ndarray] = {}
         self.poison: dict[np.dtype, np.ndarray] = {}
-        for i, dtype in enumerate(ALL_RELU_DTYPES):
+        for i, dtype in enumerate(RELU_DTYPES):
             values = mixed_values(dtype, longest, seed=1000 + i)
             ubits = bits_dtype(dtype)
             self.inputs[dtype] = values.view(ubits)
@@ -288,9 +290,9 @@ def streaming_isas() -> list[str]:
     return order[order.index(onnx_relu.tuning.kernel_tuning()["best_nt_isa"]):]
 
 
-def kernel_threads(count: int | None):
-    """Run with ``count`` kernel threads (None: leave the setting as it is)."""
-    return nullcontext() if count is None else onnx_relu.num_threads(count)
+def kernel_threads(count: int) -> AbstractContextManager:
+    """Run with ``count`` kernel threads; the setting is restored afterwards."""
+    return onnx_relu.num_threads(count)
 
 
 def sweep(
@@ -306,7 +308,7 @@ def sweep(
     sizes = list(sizes)
     for name in layouts:
         make = LAYOUTS[name]
-        for dtype in ALL_RELU_DTYPES:
+        for dtype in RELU_DTYPES:
             for n in sizes:
                 for offset in offsets:
                     case = make(dtype, n, offset)
@@ -326,7 +328,7 @@ def concurrent_python_threads(pools: Pools, tally: Tally, n: int, rounds: int) -
         try:
             barrier.wait()
             for r in range(rounds):
-                for dtype in ALL_RELU_DTYPES:
+                for dtype in RELU_DTYPES:
                     ubits = bits_dtype(dtype)
                     want = pools.expected[dtype][:n]
                     out = relu_ufunc(shared[dtype], out=np.empty(n, dtype=dtype))
@@ -338,13 +340,13 @@ def concurrent_python_threads(pools: Pools, tally: Tally, n: int, rounds: int) -
         except Exception as exc:  # noqa: BLE001
             errors.append(f"thread {index}: {type(exc).__name__}: {exc}")
 
-    shared = {dtype: pools.inputs[dtype][:n].view(dtype) for dtype in ALL_RELU_DTYPES}
+    shared = {dtype: pools.inputs[dtype][:n].view(dtype) for dtype in RELU_DTYPES}
     threads = [threading.Thread(target=worker, args=(i, shared)) for i in range(PYTHON_THREADS)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
-    for dtype in ALL_RELU_DTYPES:
+    for dtype in RELU_DTYPES:
         if not np.array_equal(shared[dtype].view(bits_dtype(dtype)), pools.inputs[dtype][:n]):
             errors.append(f"shared input of {dtype} changed")
     tally.cases += sum(calls)
@@ -377,7 +379,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--large-sizes", type=parse_sizes, default=None,
                         help=f"element counts of the large cases (default {list(LARGE_SIZES)})")
     parser.add_argument("--thread-counts", type=parse_sizes, default=None,
-                        help=f"kernel thread counts when settable (default {list(THREAD_COUNTS)})")
+                        help=f"kernel thread counts (default {list(THREAD_COUNTS)})")
     parser.add_argument("--max-failures", type=int, default=20)
     parser.add_argument("--allow-unsanitized", action="store_true",
                         help="run against a plain build too (a correctness sweep only)")
@@ -397,7 +399,7 @@ def main(argv: list[str] | None = None) -> int:
     pools = Pools(longest)
     tally = Tally()
     layouts = list(LAYOUTS)
-    phases: list[tuple[str, int | None, Sequence[int], Sequence[int]]] = [
+    phases: list[tuple[str, int, Sequence[int], Sequence[int]]] = [
         ("1 thread, small", 1, SMALL_SIZES, OFFSETS),
         ("1 thread, large", 1, large_sizes, SPARSE_OFFSETS),
     ]
@@ -419,7 +421,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         with kernel_threads(count), tuning:
             ran = sweep(phase, sizes, offsets, layouts, pools, tally, args.max_failures)
-        print(f"{phase}: {ran} cases ({len(layouts)} layouts x {len(ALL_RELU_DTYPES)} types x"
+        print(f"{phase}: {ran} cases ({len(layouts)} layouts x {len(RELU_DTYPES)} types x"
               f" {len(sizes)} sizes x {len(offsets)} offsets) in {time.perf_counter() - t:.1f} s")
         if len(tally.failures) >= args.max_failures:
             break

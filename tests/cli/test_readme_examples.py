@@ -1,0 +1,81 @@
+"""The shell examples of the README's "Command line and large data" section run as written.
+
+(Its Python examples run in tests/core/test_package.py's README doctest.)"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import zarr
+
+from onnx_relu import read_tensor
+from tests.support import REPOSITORY
+from tests.support.oracle import expected_relu, same_bits
+
+README = REPOSITORY / "README.md"
+SECTION = "## Command line and large data"
+
+
+def shell_blocks() -> list[str]:
+    text = README.read_text(encoding="utf-8")
+    section = text[text.index(SECTION):]
+    following = section.find("\n## ", len(SECTION))
+    if following != -1:
+        section = section[:following]
+    return re.findall(r"```sh\n(.*?)```", section, flags=re.DOTALL)
+
+
+def run_block(script: str, folder: Path) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+    return subprocess.run(
+        ["bash", "-e", "-c", script], cwd=folder, env=env, capture_output=True, text=True,
+        timeout=300,
+    )
+
+
+def test_the_section_has_the_examples_this_test_runs():
+    blocks = shell_blocks()
+    assert len(blocks) == 3
+    assert "onnx-relu apply x.npy y.npy" in blocks[0]
+    assert "onnx-relu legalize" in blocks[1] and "--dask" in blocks[2]
+
+
+def test_apply_examples_run(tmp_path):
+    done = run_block(shell_blocks()[0], tmp_path)
+    assert done.returncode == 0, done.stderr
+    x = np.array([-2.0, -0.0, 0.5, np.nan], np.float32)
+    # The block ends by rewriting x.npy in place and then writing y.npy from it again.
+    assert same_bits(read_tensor(tmp_path / "x.npy"), expected_relu(x))
+    for name in ("y.npy", "y.pb", "z.npy"):
+        assert same_bits(read_tensor(tmp_path / name), expected_relu(x))
+
+
+def test_model_examples_run(tmp_path):
+    done = run_block(shell_blocks()[1], tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "relu_int64.onnx: no findings" in done.stdout
+    expected = np.array([0, 0, 5, 0], dtype=np.int64)
+    assert read_tensor(tmp_path / "results" / "Y.npy").tolist() == expected.tolist()
+    assert read_tensor(tmp_path / "results" / "Y.pb").tolist() == expected.tolist()
+    assert (tmp_path / "relu_int64.ort.onnx").stat().st_size > 0
+
+
+def test_dask_example_runs_on_a_local_cluster(tmp_path):
+    values = np.array([[-1.5, 2.0], [np.inf, -0.0]], dtype=np.float64)
+    store = zarr.create_array(tmp_path / "in.zarr", shape=values.shape, chunks=(1, 2),
+                              dtype=values.dtype)
+    store[...] = values
+    # The remote-scheduler line needs a cluster at that address; tests/files/test_dask.py runs
+    # that path.
+    local_only = "\n".join(
+        line for line in shell_blocks()[2].splitlines() if "--scheduler" not in line
+    )
+    assert "onnx-relu apply in.zarr out.zarr --dask" in local_only
+    done = run_block(local_only, tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert same_bits(zarr.open_array(tmp_path / "out.zarr", mode="r")[...], expected_relu(values))

@@ -1,0 +1,67 @@
+"""The package as installed: import cost, the main job, docstring and README examples."""
+
+import doctest
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import onnx_relu
+from tests.support import REPOSITORY
+
+README = REPOSITORY / "README.md"
+
+
+def run_python(*args, **kwargs):
+    return subprocess.run([sys.executable, *args], capture_output=True, text=True, timeout=120,
+                          **kwargs)
+
+
+def test_import_does_not_pull_heavy_packages():
+    code = ("import sys, onnx_relu; "
+            "heavy = {'onnx', 'onnxruntime', 'dask', 'distributed', 'zarr', 'torch', "
+            "'matplotlib', 'tqdm', 'hypothesis', 'pytest'}; "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in heavy))")
+    result = run_python("-c", code)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"
+
+
+def test_tests_use_the_installed_build_not_src():
+    assert "site-packages" in onnx_relu.__file__
+
+
+def test_ufunc_identity():
+    assert isinstance(onnx_relu.relu_ufunc, np.ufunc)
+    assert onnx_relu.relu_ufunc.__name__ == "relu"
+    assert (onnx_relu.relu_ufunc.nin, onnx_relu.relu_ufunc.nout) == (1, 1)
+
+
+def test_main_job_runs_the_spec_examples():
+    result = run_python("-m", "onnx_relu")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.count("=> matches the spec") == 9
+    assert "Relu(X) -> (Y)" in result.stdout and "dtype=bfloat16" in result.stdout
+
+
+def test_cli_version_and_usage_error():
+    result = run_python("-m", "onnx_relu", "--version")
+    assert result.returncode == 0 and onnx_relu.__version__ in result.stdout
+    result = run_python("-m", "onnx_relu", "--no-such-flag")
+    assert result.returncode == 2 and "usage:" in result.stderr
+
+
+@pytest.mark.parametrize(
+    "module", ["onnx_relu", "onnx_relu._api", "onnx_relu.versions", "onnx_relu.dtypes"]
+)
+def test_docstring_examples_run(module):
+    mod = __import__(module, fromlist=["_"])
+    failures, attempted = doctest.testmod(mod, optionflags=doctest.ELLIPSIS)
+    assert attempted > 0 and failures == 0
+
+
+def test_readme_examples_run():
+    failures, attempted = doctest.testfile(str(README), module_relative=False,
+                                           optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    assert attempted >= 10 and failures == 0

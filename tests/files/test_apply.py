@@ -1,0 +1,106 @@
+"""relu_file, the library function behind ``onnx-relu apply``: many memory-mapped windows with
+an uneven last one, every type and layout, in place, and its argument checks."""
+
+from __future__ import annotations
+
+import io
+import os
+
+import numpy as np
+import pytest
+
+from onnx_relu import UnsupportedTypeError, read_tensor, write_tensor
+from onnx_relu.files import relu_file
+from tests.support.dtypes import TYPE_NAMES, relu_type
+from tests.support.oracle import expected_relu, same_bits
+from tests.support.values import mixed_values
+
+
+def values(type_name: str) -> np.ndarray:
+    return mixed_values(relu_type(type_name).dtype, 1001).reshape(7, 11, 13)
+
+
+@pytest.mark.parametrize("in_place", [False, True], ids=["to OUT", "in place"])
+@pytest.mark.parametrize("type_name", TYPE_NAMES)
+def test_many_windows_every_type(tmp_path, type_name, in_place):
+    x = values(type_name)
+    write_tensor(tmp_path / "x.npy", x)
+    chunk_bytes = 96 * x.dtype.itemsize + 3  # 96 elements a window; 1001 leaves 41 at the end
+    seen = []
+    if in_place:
+        relu_file(tmp_path / "x.npy", in_place=True, chunk_bytes=chunk_bytes,
+                  progress=lambda done, total: seen.append((done, total)))
+        result = read_tensor(tmp_path / "x.npy")
+    else:
+        relu_file(tmp_path / "x.npy", tmp_path / "y.npy", chunk_bytes=chunk_bytes,
+                  progress=lambda done, total: seen.append((done, total)))
+        result = read_tensor(tmp_path / "y.npy")
+        assert same_bits(read_tensor(tmp_path / "x.npy"), x)
+    assert same_bits(result, expected_relu(x))
+    assert len(seen) == 1 + 11 and seen[0] == (0, x.nbytes) and seen[-1] == (x.nbytes, x.nbytes)
+
+
+@pytest.mark.parametrize(
+    "layout",
+    ["fortran", "byte-swapped", "fortran byte-swapped", "0-d", "empty"],
+)
+def test_layouts_are_kept(tmp_path, layout):
+    x = values("float32")
+    if "fortran" in layout:
+        x = np.asfortranarray(x)
+    if "byte-swapped" in layout:
+        x = x.astype(">f4")
+    if layout == "0-d":
+        x = x.reshape(-1)[7].reshape(())
+    if layout == "empty":
+        x = x[:, :0]
+    write_tensor(tmp_path / "x.npy", x)
+    relu_file(tmp_path / "x.npy", tmp_path / "y.npy", chunk_bytes=100)
+    y = read_tensor(tmp_path / "y.npy")
+    assert y.dtype == x.dtype and y.flags.f_contiguous == x.flags.f_contiguous
+    assert same_bits(y, expected_relu(x).astype(x.dtype))
+    header = (tmp_path / "x.npy").read_bytes()[:128]
+    assert (tmp_path / "y.npy").read_bytes()[:128] == header  # the header is copied as it was
+
+
+def test_npy_format_version_2_is_read(tmp_path):
+    x = values("int16")
+    with open(tmp_path / "x.npy", "wb") as file:
+        np.lib.format.write_array(file, x, version=(2, 0))
+    assert (tmp_path / "x.npy").read_bytes()[6:8] == b"\x02\x00"
+    relu_file(tmp_path / "x.npy", tmp_path / "y.npy", chunk_bytes=64)
+    assert same_bits(read_tensor(tmp_path / "y.npy"), expected_relu(x))
+
+
+def test_refused_type_writes_nothing(tmp_path):
+    write_tensor(tmp_path / "x.npy", np.array([-1, 2], dtype=np.int8))
+    with pytest.raises(UnsupportedTypeError, match="Relu-6"):
+        relu_file(tmp_path / "x.npy", tmp_path / "y.npy", opset=6)
+    with pytest.raises(UnsupportedTypeError):
+        relu_file(tmp_path / "x.npy", in_place=True, opset=13)
+    assert os.listdir(tmp_path) == ["x.npy"]
+    assert np.array_equal(read_tensor(tmp_path / "x.npy"), [-1, 2])
+
+
+def test_argument_checks(tmp_path):
+    write_tensor(tmp_path / "x.npy", np.zeros(2))
+    write_tensor(tmp_path / "x.pb", np.zeros(2))
+    with pytest.raises(ValueError, match="in-place needs a .npy file"):
+        relu_file(tmp_path / "x.pb", in_place=True)
+    with pytest.raises(ValueError, match="pass no dst"):
+        relu_file(tmp_path / "x.npy", tmp_path / "y.npy", in_place=True)
+    with pytest.raises(ValueError, match="dst is required"):
+        relu_file(tmp_path / "x.npy")
+    with pytest.raises(ValueError, match="chunk_bytes"):
+        relu_file(tmp_path / "x.npy", tmp_path / "y.npy", chunk_bytes=0)
+
+
+def test_header_checks_see_truncation_before_writing(tmp_path):
+    buffer = io.BytesIO()
+    np.save(buffer, np.arange(1000, dtype=np.float64))
+    (tmp_path / "x.npy").write_bytes(buffer.getvalue()[:-8])
+    from onnx_relu import InvalidTensorFileError
+
+    with pytest.raises(InvalidTensorFileError, match="truncated"):
+        relu_file(tmp_path / "x.npy", tmp_path / "y.npy")
+    assert os.listdir(tmp_path) == ["x.npy"]

@@ -1,0 +1,1 @@
+"""Tests of the ONNX layer: backend, reference op, check_model, legalize, onnxruntime, bad models."""

@@ -1,0 +1,191 @@
+"""onnx_relu.legalize, run for real in onnxruntime: it rewrites exactly the Relu nodes
+onnxruntime cannot run, and the rewritten ones give onnx-relu's values bit for bit."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper
+
+from onnx_relu import check_model, legalize
+from onnx_relu.onnx.ort import inference_session, run_model
+from onnx_relu.errors import InvalidModelError, LegalizationError
+from onnx_relu.onnx.legalization import probe_onnxruntime, run_with_onnxruntime
+from tests.support.dtypes import ONNX_NAMES
+from tests.support.onnx_models import LATEST_OPSET, allowed_types, relu_model, sample_values
+from tests.support.oracle import as_bits, expected_relu
+
+OPSETS = (13, 14, 17, 18, LATEST_OPSET)
+CASES = [(t, o) for o in OPSETS for t in ONNX_NAMES if t in allowed_types(o)]
+
+
+def _onnxruntime_runs(model: onnx.ModelProto) -> bool:
+    try:
+        inference_session(model)
+    except Exception as error:  # noqa: BLE001 - onnxruntime's own exception classes
+        assert "NOT_IMPLEMENTED" in str(error), error
+        return False
+    return True
+
+
+def _all_names_unique(model: onnx.ModelProto) -> bool:
+    names = [n.name for n in model.graph.node if n.name]
+    produced = [o for n in model.graph.node for o in n.output]
+    return len(names) == len(set(names)) and len(produced) == len(set(produced))
+
+
+@pytest.mark.parametrize(("onnx_type", "opset"), CASES)
+def test_one_relu_model_runs_after_legalize_and_rewrites_only_what_it_must(onnx_type, opset):
+    x = sample_values(onnx_type, 544)
+    model = relu_model(onnx_type, opset, shape=("n",), name="relu")
+    ran_before = _onnxruntime_runs(model)
+    legalized = legalize(model)
+    onnx.checker.check_model(legalized, full_check=True)
+    assert check_model(legalized) == []
+    op_types = [node.op_type for node in legalized.graph.node]
+    assert (op_types == ["Relu"]) == ran_before  # untouched exactly when onnxruntime runs it
+    assert legalized.graph.node[-1].name == "relu" and legalized.graph.node[-1].output == ["y"]
+    assert _all_names_unique(legalized)
+    (y,) = run_model(legalized, {"x": x})
+    if not ran_before:
+        np.testing.assert_array_equal(as_bits(y), as_bits(expected_relu(x)))
+
+
+@pytest.mark.parametrize(("onnx_type", "opset"), CASES)
+def test_exact_mode_gives_onnx_relu_values_for_every_type(onnx_type, opset):
+    x = sample_values(onnx_type, 544)
+    legalized = legalize(relu_model(onnx_type, opset, shape=("n",)), exact=True)
+    onnx.checker.check_model(legalized, full_check=True)
+    (y,) = run_model(legalized, {"x": x})
+    np.testing.assert_array_equal(as_bits(y), as_bits(expected_relu(x)))
+
+
+def test_bfloat16_int16_int64_need_legalize_and_then_run_with_equal_values():
+    for onnx_type in ("tensor(bfloat16)", "tensor(int16)", "tensor(int64)"):
+        model = relu_model(onnx_type, 17, shape=(None,))
+        assert not _onnxruntime_runs(model)
+        x = sample_values(onnx_type)
+        (y,) = run_with_onnxruntime(legalize(model), {"x": x})
+        np.testing.assert_array_equal(as_bits(y), as_bits(expected_relu(x)))
+
+
+def test_which_nodes_are_rewritten_comes_from_probing_onnxruntime():
+    # onnxruntime inlines Relu-14's function body at opset 18 only: int64 runs there.
+    assert probe_onnxruntime("tensor(int64)", 18).runs
+    assert not probe_onnxruntime("tensor(int64)", 17).runs
+    assert [n.op_type for n in legalize(relu_model("tensor(int64)", 18)).graph.node] == ["Relu"]
+    assert [n.op_type for n in legalize(relu_model("tensor(int64)", 17)).graph.node] == [
+        "Constant", "Max"]
+
+
+def test_probe_reports_onnxruntime_differences():
+    float_probe = probe_onnxruntime("tensor(float)", 14)
+    assert float_probe.runs and not float_probe.exact
+    assert float_probe.differences == (
+        "-0.0 (0x80000000) -> 0x80000000 (onnx-relu: 0x00000000)",)
+    bfloat16_probe = probe_onnxruntime("tensor(bfloat16)", 14)
+    assert not bfloat16_probe.runs and "NOT_IMPLEMENTED" in bfloat16_probe.error
+    assert probe_onnxruntime("tensor(bfloat16)", 14, "select").exact
+
+
+def _mixed_int64_model(opset: int) -> onnx.ModelProto:
+    """Add -> Relu(int64) -> Mul, plus a value already named like a rewrite helper."""
+    i64 = TensorProto.INT64
+    nodes = [
+        helper.make_node("Add", ["a", "b"], ["relu/zero"], name="add"),
+        helper.make_node("Relu", ["relu/zero"], ["r"], name="relu"),
+        helper.make_node("Mul", ["r", "b"], ["y"], name="mul"),
+    ]
+    graph = helper.make_graph(
+        nodes, "mixed",
+        [helper.make_tensor_value_info(n, i64, [4]) for n in ("a", "b")],
+        [helper.make_tensor_value_info("y", i64, [4])])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+
+
+@pytest.mark.parametrize("opset", [14, 17, LATEST_OPSET])
+def test_mixed_model_other_nodes_untouched_and_values_equal(opset):
+    model = _mixed_int64_model(opset)
+    before = model.SerializeToString()
+    legalized = legalize(model)
+    assert model.SerializeToString() == before  # the input model is not modified
+    onnx.checker.check_model(legalized, full_check=True)
+    nodes = list(legalized.graph.node)
+    assert nodes[0] == model.graph.node[0] and nodes[-1] == model.graph.node[2]
+    assert [n.op_type for n in nodes] == ["Add", "Constant", "Max", "Mul"]
+    assert nodes[2].name == "relu" and nodes[2].output == ["r"]
+    assert nodes[1].name == "relu/zero_2"  # "relu/zero" was taken by a value of the model
+    assert _all_names_unique(legalized)
+    a = np.array([-5, 0, 7, np.iinfo(np.int64).min + 3], np.int64)
+    b = np.array([2, -3, 1, -3], np.int64)
+    (y,) = run_model(legalized, {"a": a, "b": b})
+    from onnx_relu import relu
+
+    np.testing.assert_array_equal(y, relu(a + b) * b)
+
+
+def test_bfloat16_chain_in_a_subgraph_is_rewritten_and_runs():
+    bf16 = TensorProto.BFLOAT16
+    branch = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["h"], name="inner1"),
+         helper.make_node("Relu", ["h"], ["b"], name="inner2")],
+        "then", [], [helper.make_tensor_value_info("b", bf16, [None])])
+    other = helper.make_graph([helper.make_node("Identity", ["x"], ["b2"])], "else", [],
+                              [helper.make_tensor_value_info("b2", bf16, [None])])
+    node = helper.make_node("If", ["c"], ["y"], name="choose", then_branch=branch,
+                            else_branch=other)
+    graph = helper.make_graph(
+        [helper.make_node("Relu", ["x0"], ["x"], name="outer"), node], "g",
+        [helper.make_tensor_value_info("c", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("x0", bf16, [None])],
+        [helper.make_tensor_value_info("y", bf16, [None])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    legalized = legalize(model)
+    onnx.checker.check_model(legalized, full_check=True)
+    assert check_model(legalized) == []
+    x = sample_values("tensor(bfloat16)")
+    (y,) = run_model(legalized, {"c": np.array(True), "x0": x})
+    np.testing.assert_array_equal(as_bits(y), as_bits(expected_relu(x)))
+
+
+@pytest.mark.parametrize("opset", [1, 5])
+def test_opsets_1_to_5_cannot_be_legalized(opset):
+    with pytest.raises(LegalizationError, match="implements no Relu-1.*convert_version"):
+        legalize(relu_model("tensor(float)", opset))
+
+
+def test_exact_mode_below_opset_13_is_refused_for_floats():
+    with pytest.raises(LegalizationError, match="not with onnx-relu's values"):
+        legalize(relu_model("tensor(float)", 12), exact=True)
+    assert legalize(relu_model("tensor(float)", 12)).graph.node[0].op_type == "Relu"
+
+
+def test_invalid_relu_nodes_are_refused():
+    with pytest.raises(InvalidModelError, match="check_model found:\n.*tensor\\(int8\\)"):
+        legalize(relu_model("tensor(int8)", 13))
+
+
+def test_unknown_target():
+    with pytest.raises(ValueError, match="only target is 'onnxruntime'"):
+        legalize(relu_model("tensor(float)", 14), target="tensorrt")
+
+
+def test_model_without_relu_is_copied():
+    graph = helper.make_graph([helper.make_node("Neg", ["x"], ["y"])], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])])
+    model = helper.make_model(graph)
+    legalized = legalize(model)
+    assert legalized == model and legalized is not model
+
+
+@pytest.mark.parametrize("onnx_type", ["tensor(bfloat16)", "tensor(int16)", "tensor(int64)"])
+@pytest.mark.parametrize("shape", [(), (0, 3), (3, 5)])
+def test_rewrites_keep_scalars_empty_and_strided_tensors(onnx_type, shape):
+    x = sample_values(onnx_type, int(np.prod(shape))).reshape(shape)
+    x = x.T  # a non-contiguous view for the 2-D shapes
+    legalized = legalize(relu_model(onnx_type, 17, shape=x.shape))
+    (y,) = run_with_onnxruntime(legalized, {"x": x})
+    assert y.shape == x.shape and y.dtype == x.dtype
+    np.testing.assert_array_equal(as_bits(y), as_bits(expected_relu(x)))
