@@ -19,7 +19,7 @@ import pytest
 
 import onnx_relu
 from onnx_relu import relu
-from onnx_relu.tuning import kernel_tuning, set_kernel_tuning
+from onnx_relu.tuning import kernel_tuned
 from tests.support.dtypes import RELU_DTYPES
 from tests.support.oracle import as_bits, expected_relu, mismatch_report
 from tests.support.values import mixed_values
@@ -66,15 +66,8 @@ ELEMENT_OVERLAPS = [
 @pytest.fixture
 def low_thresholds():
     """Every call of any size uses the thread pool and (out of place) the streaming stores."""
-    before = kernel_tuning()
-    set_kernel_tuning(parallel_threshold=0, nt_threshold=0, min_chunk=64)
-    yield
-    set_kernel_tuning(
-        parallel_threshold=before["parallel_threshold"],
-        nt_threshold=before["nt_threshold"],
-        min_chunk=before["min_chunk"],
-        nt_isa=before["nt_isa"],
-    )
+    with kernel_tuned(parallel_threshold=0, nt_threshold=0, min_chunk=64):
+        yield
 
 
 def _check(buffer: np.ndarray, n: int, kind: str, label: str) -> None:
@@ -107,20 +100,12 @@ def test_overlapping_out_with_every_path_forced(dtype, kind, threads, low_thresh
 @pytest.mark.parametrize("parallel,nt", [(0, NEVER), (NEVER, 0), (16 << 10, 64 << 10)])
 def test_overlapping_out_across_each_threshold(dtype, threads, parallel, nt):
     """Only threads, only streaming stores, and thresholds that the sizes below straddle."""
-    before = kernel_tuning()
-    set_kernel_tuning(parallel_threshold=parallel, nt_threshold=nt, min_chunk=64)
-    try:
-        with onnx_relu.num_threads(threads):
-            for n in (1000, 40_000, 100_003):
-                for kind in ("out-before-in", "out-before-in-by-1", "strided-in-over-out"):
-                    buffer = mixed_values(dtype, 2 * n + 32, seed=n + 1)
-                    _check(buffer, n, kind, f"{dtype} {kind} n={n} p={parallel} nt={nt}")
-    finally:
-        set_kernel_tuning(
-            parallel_threshold=before["parallel_threshold"],
-            nt_threshold=before["nt_threshold"],
-            min_chunk=before["min_chunk"],
-        )
+    tuned = kernel_tuned(parallel_threshold=parallel, nt_threshold=nt, min_chunk=64)
+    with tuned, onnx_relu.num_threads(threads):
+        for n in (1000, 40_000, 100_003):
+            for kind in ("out-before-in", "out-before-in-by-1", "strided-in-over-out"):
+                buffer = mixed_values(dtype, 2 * n + 32, seed=n + 1)
+                _check(buffer, n, kind, f"{dtype} {kind} n={n} p={parallel} nt={nt}")
 
 
 @pytest.mark.parametrize("dtype", [d for d in RELU_DTYPES if d.itemsize > 1], ids=str)
