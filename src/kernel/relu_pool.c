@@ -24,6 +24,8 @@
 #if RELU_HAVE_THREADS
 #include <pthread.h>
 #include <signal.h>
+
+#include "relu_glibc_compat.h" /* pthread functions bound to their oldest glibc versions */
 #include <time.h> /* clock_gettime, for the spin limit */
 
 /* The pause hint for spin loops. */
