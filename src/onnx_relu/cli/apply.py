@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 
 from ..errors import UnsupportedFileFormatError
 from ._common import (
@@ -27,6 +28,12 @@ examples:
   {PROG} apply --opset 13 input_0.pb output_0.pb
   {PROG} apply --in-place big.npy
   {PROG} apply in.zarr out.zarr --dask --scheduler tcp://10.0.0.5:8786
+  {PROG} apply - - < x.npy > y.npy             standard input to standard output
+  producer | {PROG} apply --format pb - y.npy  a TensorProto read from a pipe
+
+'-' is standard input (IN) or standard output (OUT). Standard input's format is told from its
+data (.npy starts with a magic string) or given by --format; standard output gets --format or
+the input's format. A tensor read from or written to '-' is held in memory whole.
 
 OUT is written to a temporary file next to it and renamed when complete: an interrupted or
 failed run leaves OUT as it was and never changes IN. --in-place is not atomic, but Relu is
@@ -49,9 +56,18 @@ def add_command(commands: argparse._SubParsersAction) -> None:
         "OUT are Zarr stores processed on a Dask cluster.",
         epilog=_APPLY_EXAMPLES,
     )
-    parser.add_argument("input", metavar="IN", help="the input tensor file or Zarr store")
     parser.add_argument(
-        "output", metavar="OUT", nargs="?", help="where to write the result (omit with --in-place)"
+        "input", metavar="IN", help="the input tensor file or Zarr store; - for standard input"
+    )
+    parser.add_argument(
+        "output", metavar="OUT", nargs="?",
+        help="where to write the result; - for standard output (omit with --in-place)",
+    )
+    parser.add_argument(
+        "--format",
+        choices=STREAM_FORMATS,
+        help="the tensor format of '-' (standard input or output): npy or pb (default: "
+        "standard input's from its data, standard output's that of IN)",
     )
     parser.add_argument(
         "--opset",
@@ -78,6 +94,73 @@ def add_command(commands: argparse._SubParsersAction) -> None:
         help="address of a running dask.distributed scheduler, e.g. tcp://10.0.0.5:8786 "
         "(with --dask; default: start a LocalCluster on this machine)",
     )
+
+
+#: The formats ``--format`` names for '-' (standard input and output).
+STREAM_FORMATS = ("npy", "pb")
+STDIO = "-"
+
+
+def _uses_stdio(args: argparse.Namespace) -> bool:
+    return STDIO in (args.input, args.output)
+
+
+def _validate_stdio(args: argparse.Namespace) -> None:
+    """The checks of a run that reads standard input or writes standard output ('-')."""
+    from ..files.tensors import tensor_format
+
+    if args.scheduler and not args.dask:
+        raise UsageError("--scheduler needs --dask (it is the Dask scheduler's address)")
+    if args.in_place:
+        raise UsageError("--in-place rewrites a .npy file; it cannot rewrite standard input ('-')")
+    if args.dask:
+        raise UsageError("--dask works on Zarr stores, not on standard input or output ('-')")
+    if args.output is None:
+        raise UsageError("OUT is required: a file name, or - for standard output")
+    if args.input != STDIO:
+        tensor_format(args.input)  # UnsupportedFileFormatError names the allowed suffixes
+        check_readable(args.input, "IN")
+    if args.output != STDIO:
+        tensor_format(args.output)
+        if os.path.isdir(args.output):
+            raise UsageError(f"OUT {args.output!r} is a folder, not a file name")
+        check_writable_destination(args.output)
+    elif sys.stdout.isatty():
+        raise UsageError(
+            "not writing binary tensor data to a terminal: redirect standard output (> y.npy, |)"
+            " or name an OUT file"
+        )
+
+
+def _apply_stdio(args: argparse.Namespace) -> int:
+    """Relu of a tensor read whole from IN (a file or standard input) to OUT (the same)."""
+    from .._api import check_dtype, relu
+    from ..files.tensors import (
+        read_pb_tensor,
+        read_tensor,
+        read_tensor_stream,
+        tensor_format,
+        write_tensor,
+        write_tensor_stream,
+    )
+
+    _validate_stdio(args)
+    if args.input == STDIO:
+        array, name, kind = read_tensor_stream(sys.stdin.buffer, args.format)
+    else:
+        kind, name = tensor_format(args.input), ""
+        if kind == "pb":
+            array, name = read_pb_tensor(args.input)
+        else:
+            array = read_tensor(args.input)
+    check_dtype(array.dtype, args.opset)
+    with thread_limit(args.threads):
+        relu(array, out=array, opset=args.opset)  # the array is our own copy
+    if args.output == STDIO:
+        write_tensor_stream(sys.stdout.buffer, array, args.format or kind, name=name)
+    else:
+        write_tensor(args.output, array, name=name)
+    return EXIT_OK
 
 
 def _is_zarr_name(path: str) -> bool:
@@ -110,6 +193,11 @@ def _validate(args: argparse.Namespace) -> None:
 
     if args.scheduler and not args.dask:
         raise UsageError("--scheduler needs --dask (it is the Dask scheduler's address)")
+    if args.format is not None:
+        raise UsageError(
+            f"--format {args.format} is the format of '-' (standard input or output); files are"
+            " told by their suffix (.npy, .pb)"
+        )
     if args.dask:
         _validate_dask(args)
         return
@@ -139,6 +227,8 @@ def _validate(args: argparse.Namespace) -> None:
 def _apply(args: argparse.Namespace) -> int:
     from ._progress_bar import progress_bar
 
+    if _uses_stdio(args):
+        return _apply_stdio(args)
     _validate(args)
     description = f"relu {os.path.basename(args.input.rstrip('/'))}"
     with progress_bar(description, enabled=not args.quiet) as progress:

@@ -1,40 +1,141 @@
-"""``onnx-relu check MODEL``: the findings of :func:`onnx_relu.check_model`, one per line."""
+"""``onnx-relu check MODEL...``: the findings of :func:`onnx_relu.check_model` for every model
+named or found in the folders named, as text (one finding per line) or JSON (one object per
+model), with an exit status a CI job can use."""
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import sys
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
-from ._common import EXIT_FAILED, EXIT_OK, PROG, add_subcommand, check_readable, run_guarded
+from ._common import (
+    EXIT_FAILED,
+    EXIT_OK,
+    EXIT_USAGE,
+    PROG,
+    USER_ERRORS,
+    UsageError,
+    add_subcommand,
+    check_readable,
+    fail,
+    os_error_text,
+    run_guarded,
+)
+
+if TYPE_CHECKING:  # onnx is imported only when a model is checked
+    from ..onnx.check import Finding
+
+#: The suffix of the models searched for in folders (compared in lower case).
+MODEL_SUFFIX = ".onnx"
+
+_CHECK_EXAMPLES = f"""\
+examples:
+  {PROG} check model.onnx
+  {PROG} check models/ extra.onnx              every *.onnx under models/, recursively
+  {PROG} check --format json models/ | jq .   one JSON object per model, one per line
+
+exit status: 0 no findings; 1 a model has findings; 2 a model cannot be read (or bad arguments).
+JSON object: {{"path", "opset", "findings": [{{"node", "type", "version", "allowed_types",
+"kind", "message"}}]}}, or {{"path", "error"}} for a model that cannot be read.
+"""
 
 
 def add_command(commands: argparse._SubParsersAction) -> None:
     """Add the ``check`` subcommand to ``commands``."""
     parser = add_subcommand(
         commands, "check", run,
-        help="judge every Relu node of a model (type allowed at its opset, attributes)",
-        description="Judge every ai.onnx Relu node of an ONNX model: is its input type allowed "
-        "by the Relu version of the model's opset, are its attributes valid for that version? "
-        "Prints one finding per line; exit status 1 if there is any, 0 if none.",
-        epilog=f"example:\n  {PROG} check model.onnx",
+        help="judge every Relu node of models (type allowed at its opset, attributes)",
+        description="Judge every ai.onnx Relu node of ONNX models: is its input type allowed "
+        "by the Relu version of the model's opset, are its attributes valid for that version?\n"
+        "Text output: one finding per line. A summary line goes to standard error when it is "
+        "a terminal.",
+        epilog=_CHECK_EXAMPLES,
     )
-    parser.add_argument("model", metavar="MODEL.onnx", help="the model file")
+    parser.add_argument(
+        "models", metavar="MODEL", nargs="+",
+        help="a model file, or a folder searched recursively for *.onnx files",
+    )
+    parser.add_argument(
+        "--format", choices=("text", "json"), default="text",
+        help="text (default) or json: one JSON object per model and line on standard output",
+    )
+
+
+def model_paths(arguments: list[str]) -> Iterator[str]:
+    """The models to check: each file as given, each folder's ``*.onnx`` files (recursively,
+    sorted); a folder without any is a :class:`UsageError`."""
+    for argument in arguments:
+        if not os.path.isdir(argument):
+            yield argument
+            continue
+        found = []
+        for root, folders, files in os.walk(argument):
+            folders.sort()
+            found += [os.path.join(root, name) for name in sorted(files)
+                      if name.lower().endswith(MODEL_SUFFIX)]
+        if not found:
+            raise UsageError(f"MODEL folder {argument!r} holds no *{MODEL_SUFFIX} file")
+        yield from found
+
+
+def finding_record(finding: Finding) -> dict[str, object]:
+    """A finding as the JSON output shows it."""
+    return {
+        "node": finding.where,
+        "type": finding.input_type,
+        "version": finding.version,
+        "allowed_types": list(finding.allowed_types),
+        "kind": finding.kind,
+        "message": finding.message,
+    }
+
+
+def _check_one(path: str) -> tuple[int | None, list[Finding]]:
+    """The model's ai.onnx opset and its findings; raises as ``check_model`` does."""
+    check_readable(path, "MODEL")
+    from ..onnx import ai_onnx_opset, check_model, load_model
+
+    model = load_model(path)
+    return ai_onnx_opset(model), check_model(model)
 
 
 def run(args: argparse.Namespace) -> int:
-    """Judge the model; exit status 1 if there are findings, 0 if none."""
+    """Judge every model; exit status 2 if one cannot be read, else 1 if one has findings."""
 
     def work() -> int:
-        check_readable(args.model, "MODEL")
-        from ..onnx import check_model
-
-        findings = check_model(args.model)
-        for finding in findings:
-            print(finding)
-        if findings:
-            print(f"{len(findings)} finding(s) in {args.model}", file=sys.stderr)
-            return EXIT_FAILED
-        print(f"{args.model}: no findings")
-        return EXIT_OK
+        prog = f"{PROG} check"
+        counts = {"clean": 0, "findings": 0, "unreadable": 0}
+        for path in model_paths(args.models):
+            try:
+                opset, findings = _check_one(path)
+            except (*USER_ERRORS, OSError) as exc:
+                counts["unreadable"] += 1
+                text = os_error_text(exc) if isinstance(exc, OSError) else str(exc)
+                if args.format == "json":
+                    print(json.dumps({"path": path, "error": " ".join(text.split())}), flush=True)
+                fail(prog, text if path in text else f"{path}: {text}", EXIT_USAGE)
+                continue
+            counts["findings" if findings else "clean"] += 1
+            if args.format == "json":
+                record = {"path": path, "opset": opset,
+                          "findings": [finding_record(f) for f in findings]}
+                print(json.dumps(record), flush=True)
+            elif findings:
+                for finding in findings:
+                    print(finding)
+                print(f"{len(findings)} finding(s) in {path}", file=sys.stderr)
+            else:
+                print(f"{path}: no findings")
+        if sys.stderr.isatty():
+            checked = sum(counts.values())
+            print(f"{prog}: {checked} model(s): {counts['clean']} without findings,"
+                  f" {counts['findings']} with findings, {counts['unreadable']} unreadable",
+                  file=sys.stderr)
+        if counts["unreadable"]:
+            return EXIT_USAGE
+        return EXIT_FAILED if counts["findings"] else EXIT_OK
 
     return run_guarded(f"{PROG} check", work, after_interrupt="nothing was written")

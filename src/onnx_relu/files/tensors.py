@@ -40,6 +40,8 @@ from ..errors import InvalidTensorFileError, UnsupportedFileFormatError
 from ._atomic import atomic_file
 
 __all__ = [
+    "read_tensor_stream",
+    "write_tensor_stream",
     "TENSOR_FORMATS",
     "tensor_format",
     "read_tensor",
@@ -260,19 +262,22 @@ def _bytes_view(array: np.ndarray) -> memoryview:
 
 def _read_npy(path: str) -> np.ndarray:
     with open(path, "rb") as file:
-        header = read_npy_header(file, repr(path))
-        order = "F" if header.fortran_order else "C"
-        array = np.empty(header.shape, dtype=header.dtype, order=order)
-        if header.nbytes:
-            target = _bytes_view(array)
-            filled = 0
-            while filled < header.nbytes:
-                count = file.readinto(target[filled:])
-                if not count:
-                    raise InvalidTensorFileError(
-                        f"{path!r} is truncated (shorter than its header says)"
-                    )
-                filled += count
+        return _read_npy_from(file, repr(path))
+
+
+def _read_npy_from(file: BinaryIO, label: str) -> np.ndarray:
+    """The array of the ``.npy`` data that ``file`` reads from; ``label`` names it in errors."""
+    header = read_npy_header(file, label)
+    order = "F" if header.fortran_order else "C"
+    array = np.empty(header.shape, dtype=header.dtype, order=order)
+    if header.nbytes:
+        target = _bytes_view(array)
+        filled = 0
+        while filled < header.nbytes:
+            count = file.readinto(target[filled:])
+            if not count:
+                raise InvalidTensorFileError(f"{label} is truncated (shorter than its header says)")
+            filled += count
     return array
 
 
@@ -301,32 +306,38 @@ def _import_onnx():
 def read_pb_tensor(path: str | os.PathLike[str]) -> tuple[np.ndarray, str]:
     """Read a ``.pb`` file holding one ONNX ``TensorProto``: its values and its name."""
     path = os.fspath(path)
-    onnx, numpy_helper = _import_onnx()
     with open(path, "rb") as file:
         data = file.read()
+    return _parse_pb_tensor(data, repr(path), os.path.dirname(os.path.abspath(path)))
+
+
+def _parse_pb_tensor(data: bytes, label: str, base_dir: str) -> tuple[np.ndarray, str]:
+    """The values and name of the serialized TensorProto ``data``; ``label`` names it in errors,
+    ``base_dir`` is where its external data would be."""
+    onnx, numpy_helper = _import_onnx()
     if not data:
-        raise InvalidTensorFileError(f"{path!r} is empty: it holds no ONNX TensorProto")
+        raise InvalidTensorFileError(f"{label} is empty: it holds no ONNX TensorProto")
     tensor = onnx.TensorProto()
     try:
         tensor.ParseFromString(data)
     except Exception as exc:  # protobuf's DecodeError; its module path varies by backend
         raise InvalidTensorFileError(
-            f"{path!r} is not a valid ONNX TensorProto (corrupt or truncated: {exc})"
+            f"{label} is not a valid ONNX TensorProto (corrupt or truncated: {exc})"
         ) from None
     if tensor.data_type == onnx.TensorProto.UNDEFINED:
         raise InvalidTensorFileError(
-            f"{path!r} is not an ONNX TensorProto: it names no element type (is it a model or"
+            f"{label} is not an ONNX TensorProto: it names no element type (is it a model or"
             " another kind of protobuf?)"
         )
     if any(extent < 0 for extent in tensor.dims):
         raise InvalidTensorFileError(
-            f"{path!r}: the TensorProto's dims {list(tensor.dims)} include a negative extent"
+            f"{label}: the TensorProto's dims {list(tensor.dims)} include a negative extent"
         )
     try:
-        array = numpy_helper.to_array(tensor, base_dir=os.path.dirname(os.path.abspath(path)))
+        array = numpy_helper.to_array(tensor, base_dir=base_dir)
     except Exception as exc:  # ValueError, TypeError, KeyError, OSError from onnx's decoder
         raise InvalidTensorFileError(
-            f"{path!r}: the TensorProto's data cannot be decoded ({type(exc).__name__}: {exc})"
+            f"{label}: the TensorProto's data cannot be decoded ({type(exc).__name__}: {exc})"
         ) from None
     if tensor.data_type == onnx.TensorProto.BFLOAT16 and array.dtype != _BFLOAT16:
         # onnx < 1.18 returns its own uint16-based bfloat16 type: same bits, reinterpret them.
@@ -351,6 +362,93 @@ def _pb_bytes(array: np.ndarray, path: str, name: str) -> bytes:
             f"cannot write {path!r}: an ONNX TensorProto holds at most 2 GiB and this tensor"
             f" has {array.nbytes} bytes; write it as .npy instead ({exc})"
         ) from None
+
+
+def read_tensor_stream(file: BinaryIO, kind: str | None = None, *,
+                       label: str = "standard input") -> tuple[np.ndarray, str, str]:
+    """Read one tensor from the binary stream ``file`` (e.g. ``sys.stdin.buffer``) to its end.
+
+    Parameters
+    ----------
+    file : binary file object
+    kind : {"npy", "pb"}, optional
+        The format; None: ``.npy`` if the data starts with the ``.npy`` magic string (a
+        TensorProto cannot be told from other bytes, so ``.pb`` data needs ``kind="pb"``).
+    label : str
+        What the stream is called in error messages.
+
+    Returns
+    -------
+    tuple
+        The array (new and writeable), the TensorProto's name (``""`` for ``.npy``) and the
+        format read ("npy" or "pb").
+
+    Raises
+    ------
+    UnsupportedFileFormatError
+        if ``kind`` is None and the data is not ``.npy``, or ``kind`` names no format.
+    InvalidTensorFileError
+        for empty, truncated or corrupt data.
+
+    Examples
+    --------
+    >>> import io, numpy as np
+    >>> stream = io.BytesIO()
+    >>> write_tensor_stream(stream, np.array([-1.0, 2.0], dtype=np.float32), "npy")
+    >>> array, name, kind = read_tensor_stream(io.BytesIO(stream.getvalue()))
+    >>> array, kind
+    (array([-1.,  2.], dtype=float32), 'npy')
+    """
+    if kind is not None and kind not in TENSOR_FORMATS.values():
+        raise UnsupportedFileFormatError(
+            f"unknown tensor format {kind!r}: the formats are 'npy' (NumPy) and 'pb' (ONNX"
+            " TensorProto)"
+        )
+    data = file.read()
+    if kind is None:
+        if not data.startswith(_NPY_MAGIC):
+            raise UnsupportedFileFormatError(
+                f"cannot tell the tensor format of {label}: "
+                + ("it is empty" if not data else "it does not start with the .npy magic string")
+                + "; .npy data is recognised, an ONNX TensorProto must be named with --format pb"
+            )
+        kind = "npy"
+    if kind == "npy":
+        return _read_npy_from(io.BytesIO(data), label), "", kind
+    if data.startswith(_NPY_MAGIC):  # protobuf might parse these bytes into a wrong tensor
+        raise UnsupportedFileFormatError(
+            f"{label} holds .npy data (it starts with the .npy magic string), not an ONNX"
+            " TensorProto as the format 'pb' says"
+        )
+    array, name = _parse_pb_tensor(data, label, os.getcwd())
+    return array, name, kind
+
+
+def write_tensor_stream(file: BinaryIO, array: np.ndarray, kind: str, *, name: str = "") -> None:
+    """Write ``array`` to the binary stream ``file`` as ``kind`` ("npy" or "pb") data.
+
+    ``name`` is the TensorProto's name (``.pb`` only). The ``.pb`` bytes are built completely
+    before the first is written, so a type the format cannot hold writes nothing.
+
+    Examples
+    --------
+    >>> import io, numpy as np
+    >>> stream = io.BytesIO()
+    >>> write_tensor_stream(stream, np.arange(3, dtype=np.int8), "npy")
+    >>> stream.getvalue()[:6]
+    b'\\x93NUMPY'
+    """
+    array = np.asarray(array)
+    if kind == "npy":
+        _write_npy(file, array)
+    elif kind == "pb":
+        file.write(_pb_bytes(array, "standard output", name))
+    else:
+        raise UnsupportedFileFormatError(
+            f"unknown tensor format {kind!r}: the formats are 'npy' (NumPy) and 'pb' (ONNX"
+            " TensorProto)"
+        )
+    file.flush()
 
 
 def read_tensor(path: str | os.PathLike[str]) -> np.ndarray:
