@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ._relu import relu as relu_ufunc
@@ -40,7 +42,7 @@ def check_dtype(dtype: object, opset: int | None = None) -> np.dtype:
 def _checked_dtype(dtype: object, version: ReluVersion, opset: int | None) -> np.dtype:
     """:func:`check_dtype` against the already resolved ``version`` (in force at ``opset``)."""
     try:
-        dt = np.dtype(dtype)  # type: ignore[call-overload]
+        dt: np.dtype = np.dtype(dtype)  # type: ignore[call-overload]
     except (TypeError, ValueError, SyntaxError):
         # numpy's ways of saying "not a dtype": TypeError ("data type 'x' not understood"),
         # ValueError and SyntaxError (malformed comma strings such as "0:" or "i4,(").
@@ -59,7 +61,7 @@ def _dispatches_itself(x: object) -> bool:
     return handler is not None and handler is not np.ndarray.__array_ufunc__
 
 
-def _checked_out(out: object, x: np.ndarray) -> np.ndarray:
+def _checked_out(out: object, x: np.ndarray | np.generic) -> np.ndarray:
     if isinstance(out, tuple) and len(out) == 1:
         out = out[0]
     if not isinstance(out, np.ndarray):
@@ -93,7 +95,7 @@ def _checked_out(out: object, x: np.ndarray) -> np.ndarray:
     return out
 
 
-def _relu_byteswapped(x: np.ndarray, out: np.ndarray | None) -> np.ndarray:
+def _relu_byteswapped(x: np.ndarray | np.generic, out: np.ndarray | None) -> np.ndarray:
     """Relu of an operand stored in non-native byte order, through a native copy."""
     native_copy = x.astype(native(x.dtype), order="K")
     relu_ufunc(native_copy, out=native_copy)
@@ -121,7 +123,7 @@ def _short_repr(value: object, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def relu(x, /, out=None, *, opset=None):
+def relu(x: object, /, out: object = None, *, opset: int | None = None) -> Any:
     """ONNX Relu, ``y = max(0, x)`` elementwise, with exactly defined results for every type.
 
     Parameters

@@ -90,7 +90,9 @@ class ReluType:
         return np.dtype(f"u{self.bits // 8}")
 
 
-def _relu_type(onnx_name: str, elem_type: int, dtype: object, mantissa_bits: int | None = None):
+def _relu_type(
+    onnx_name: str, elem_type: int, dtype: object, mantissa_bits: int | None = None
+) -> ReluType:
     dt = np.dtype(dtype)  # type: ignore[call-overload]
     return ReluType(onnx_name, elem_type, dt, dt.name, 8 * dt.itemsize, mantissa_bits)
 

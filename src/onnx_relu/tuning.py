@@ -22,6 +22,7 @@ import os
 import re
 import warnings
 from collections.abc import Iterator, Mapping
+from typing import Any
 
 from . import _relu
 from .errors import ThreadCountError
@@ -142,7 +143,7 @@ def num_threads(n: int) -> Iterator[int]:
         _relu._set_num_threads(previous)
 
 
-def kernel_tuning() -> dict:
+def kernel_tuning() -> dict[str, Any]:
     """The kernel's settings and what it detected about the machine, as a new dict.
 
     Keys: ``num_threads``, ``max_threads``, ``threads_supported`` (False for a build without
@@ -161,7 +162,7 @@ def kernel_tuning() -> dict:
     return _relu._tuning()
 
 
-def set_kernel_tuning(**settings: int | str) -> dict:
+def set_kernel_tuning(**settings: int | str) -> dict[str, Any]:
     """Change some of the kernel's settings (process-wide); returns :func:`kernel_tuning` as before.
 
     Parameters
@@ -190,7 +191,7 @@ def set_kernel_tuning(**settings: int | str) -> dict:
 
 
 @contextlib.contextmanager
-def kernel_tuned(**settings: int | str) -> Iterator[dict]:
+def kernel_tuned(**settings: int | str) -> Iterator[dict[str, Any]]:
     """Use the given kernel settings (as :func:`set_kernel_tuning`) inside a ``with`` block.
 
     The settings given are put back as they were when the block ends, whatever happens in it.

@@ -81,7 +81,7 @@ def check_opset(opset: object) -> int:
     if isinstance(opset, bool):
         raise InvalidOpsetError(f"opset must be an integer >= 1, got {opset!r}")
     try:
-        value = operator.index(opset)
+        value = operator.index(opset)  # type: ignore[arg-type]  # TypeError refused below
     except TypeError:
         raise InvalidOpsetError(f"opset must be an integer >= 1, got {opset!r}") from None
     if value < 1:

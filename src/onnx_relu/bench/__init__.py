@@ -38,6 +38,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from onnx_relu.tuning import MAX_THREADS
 
@@ -175,7 +176,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m onnx_relu.ben
     return _plot(results, args.png)
 
 
-def _plot(results: dict, path: str) -> int:
+def _plot(results: dict[str, Any], path: str) -> int:
     try:
         plot_results(results, path)
     except ImportError:

@@ -32,7 +32,7 @@ __all__ = [
 
 
 
-def _table_order(dtype: np.dtype) -> tuple:
+def _table_order(dtype: np.dtype) -> tuple[int | bool, ...]:
     # The order of the harness's tables since its first run: floats before integers; float32
     # and float64 first, then the half-width float16 and bfloat16 (ml_dtypes', numpy kind "V");
     # integers narrow to wide.
@@ -133,7 +133,7 @@ class Variant:
     threads: int
     inplace: bool
     call: Callable[..., object]
-    prepare: Callable[[], None] = lambda: None  # untimed, before each batch (thread settings)
+    prepare: Callable[[], object] = lambda: None  # untimed, before each batch (thread settings)
     spins: bool = False  # its worker threads spin after a call: leave a gap before the next
 
 
@@ -164,7 +164,7 @@ class Case:
             np.copyto(buffer, self.x)
 
 
-def set_relu_threads(threads: int) -> Callable[[], None]:
+def set_relu_threads(threads: int) -> Callable[[], object]:
     return lambda: onnx_relu.set_num_threads(threads)
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -26,7 +27,10 @@ class Peers:
     """The optional peers, imported once; ``missing`` says why one is absent."""
 
     def __init__(self, wanted: Sequence[str]) -> None:
-        self.ort = self.onnx = self.torch = None
+        # the modules, imported only when measured (Any: onnxruntime and torch are untyped)
+        self.ort: Any = None
+        self.onnx: Any = None
+        self.torch: Any = None
         self.missing: dict[str, str] = {}
         if "onnxruntime" in wanted:
             self.ort, why = _optional("onnxruntime")
@@ -47,7 +51,7 @@ class Peers:
         return found
 
 
-def _optional(name: str) -> tuple[object | None, str]:
+def _optional(name: str) -> tuple[Any, str]:
     try:
         return importlib.import_module(name), ""
     except ImportError as exc:
@@ -65,7 +69,7 @@ def numpy_variants(case: Case) -> list[Variant]:
     ]
 
 
-def ort_model(onnx, name: str) -> bytes:
+def ort_model(onnx: Any, name: str) -> bytes:
     """A model of one Relu node (opset 14) on tensors of type ``name``, serialised."""
     helper = onnx.helper
     element = RELU_TYPE_BY_NAME[name].elem_type
@@ -76,15 +80,18 @@ def ort_model(onnx, name: str) -> bytes:
         [helper.make_tensor_value_info("Y", element, None)],
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)], ir_version=8)
-    return model.SerializeToString()
+    data: bytes = model.SerializeToString()
+    return data
 
 
-def ort_sessions(peers: Peers, name: str, thread_counts: Sequence[int]) -> tuple[dict, str]:
+def ort_sessions(
+    peers: Peers, name: str, thread_counts: Sequence[int]
+) -> tuple[dict[int, Any], str]:
     """One session per thread count, or a reason why onnxruntime cannot run the type."""
     from onnx_relu.onnx import ort  # imports onnx and onnxruntime: only when measured
 
     model = ort_model(peers.onnx, name)
-    sessions = {}
+    sessions: dict[int, Any] = {}
     for threads in thread_counts:
         try:
             sessions[threads] = ort.inference_session(model, threads=threads)
@@ -94,7 +101,7 @@ def ort_sessions(peers: Peers, name: str, thread_counts: Sequence[int]) -> tuple
     return sessions, ""
 
 
-def ort_variants(case: Case, sessions: dict) -> list[Variant]:
+def ort_variants(case: Case, sessions: dict[int, Any]) -> list[Variant]:
     """onnxruntime's Relu into the case's output, one variant per session (thread count)."""
     from onnx_relu.onnx import ort
 
@@ -118,7 +125,7 @@ def torch_variants(peers: Peers, case: Case, thread_counts: Sequence[int]) -> li
     """torch ``clamp_min(x, 0, out=y)`` and in-place ``relu_()`` at each thread count."""
     torch = peers.torch
 
-    def tensor(array: np.ndarray):
+    def tensor(array: np.ndarray) -> Any:
         if case.name == "bfloat16":
             return torch.from_numpy(array.view(np.uint16)).view(torch.bfloat16)
         return torch.from_numpy(array)
@@ -128,7 +135,7 @@ def torch_variants(peers: Peers, case: Case, thread_counts: Sequence[int]) -> li
     variants = []
     for threads in thread_counts:
 
-        def prepare(threads=threads):
+        def prepare(threads: int = threads) -> None:
             if torch.get_num_threads() != threads:
                 torch.set_num_threads(threads)
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+from typing import Any
 
 from .run import SCHEMA, key
 
@@ -18,7 +19,7 @@ class NotBenchmarkResults(ValueError):
     """A JSON file that is not the results of this harness (its schema is not :data:`SCHEMA`)."""
 
 
-def format_tables(results: dict) -> str:
+def format_tables(results: dict[str, Any]) -> str:
     """Per type, GB/s of every variant by size and the same-run ratios; then the overheads."""
     sizes = results["config"]["sizes"]
     lines = []
@@ -77,13 +78,13 @@ def _cell(value: float | None, width: int, ratio: bool = False) -> str:
     return (f"{value:.1f}" if value >= 1 else f"{value:.3f}").rjust(width)
 
 
-def write_json(results: dict, path: str) -> None:
+def write_json(results: dict[str, Any], path: str) -> None:
     """Write the results as indented JSON (every round of every variant included)."""
     with open(path, "w", encoding="utf-8") as file:
         json.dump(results, file, indent=1)
 
 
-def read_results(path: str) -> dict:
+def read_results(path: str) -> dict[str, Any]:
     """The results of an earlier run; :class:`NotBenchmarkResults` if the file is another JSON.
 
     Files written before the harness left its targets to ``benchmarks/targets.py`` still read:
@@ -122,7 +123,7 @@ TICKS = [value for value, _ in TICK_LABELS]
 PLOT_MIN_BYTES = 4096
 
 
-def plot_results(results: dict, path: str) -> None:
+def plot_results(results: dict[str, Any], path: str) -> None:
     """Throughput against array size, one panel per type; matplotlib is imported here.
 
     Sizes below 4 KiB are left out of the plot (a call that small measures per-call overhead,
@@ -169,8 +170,8 @@ def plot_results(results: dict, path: str) -> None:
         panel.set_xlabel("array size (bytes)", fontsize=8)
     for panel in axes[:, 0]:
         panel.set_ylabel("GB/s (2 x bytes / time)", fontsize=8)
-    legend = {"loc": "lower center", "ncol": 4, "fontsize": 7, "frameon": False}
-    figure.legend(handles.values(), handles.keys(), **legend)
+    figure.legend(list(handles.values()), list(handles.keys()), loc="lower center", ncol=4,
+                  fontsize=7, frameon=False)
     cpu = results["machine"]["cpu"]
     figure.suptitle(f"onnx-relu vs copy ceiling and peers - {cpu}, {top} threads", fontsize=9)
     figure.tight_layout(rect=(0, 0.12 if rows > 1 else 0.2, 1, 0.96))

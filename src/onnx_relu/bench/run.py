@@ -13,6 +13,7 @@ import platform
 import statistics
 import time
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -32,7 +33,7 @@ def key(variant: str, threads: int) -> str:
     return f"{variant} @{threads}t"
 
 
-def summarise(records: list[dict], thread_counts: Sequence[int]) -> list[dict]:
+def summarise(records: list[dict[str, Any]], thread_counts: Sequence[int]) -> list[dict[str, Any]]:
     """Ratios per (type, size, threads): to the ceilings, to each peer, and N vs 1 thread."""
     by_case: dict[tuple[str, str], dict[str, float]] = {}
     for record in records:
@@ -46,9 +47,11 @@ def summarise(records: list[dict], thread_counts: Sequence[int]) -> list[dict]:
     return ratios
 
 
-def _case_ratios(gbps: dict[str, float], thread_counts: Sequence[int]) -> list[tuple]:
+def _case_ratios(
+    gbps: dict[str, float], thread_counts: Sequence[int]
+) -> list[tuple[int, str, float]]:
     """(threads, ratio name, value) of one case, from its GB/s by :func:`key`."""
-    ratios = []
+    ratios: list[tuple[int, str, float]] = []
 
     def of(variant: str, threads: int) -> float | None:
         return gbps.get(key(variant, threads))
@@ -56,7 +59,9 @@ def _case_ratios(gbps: dict[str, float], thread_counts: Sequence[int]) -> list[t
     def best(*candidates: float | None) -> float | None:
         return max(filter(None, candidates), default=None)
 
-    def add(name: str, threads: int, numerator: float | None, denominator: float | None):
+    def add(
+        name: str, threads: int, numerator: float | None, denominator: float | None
+    ) -> None:
         if numerator is not None and denominator:
             ratios.append((threads, name, numerator / denominator))
 
@@ -87,7 +92,7 @@ def _case_ratios(gbps: dict[str, float], thread_counts: Sequence[int]) -> list[t
     return ratios
 
 
-def machine_info() -> dict:
+def machine_info() -> dict[str, Any]:
     """The CPU, the CPUs available, platform, Python, the kernel's tuning and the load."""
     cpu = platform.processor() or platform.machine()
     try:
@@ -113,7 +118,7 @@ def machine_info() -> dict:
 
 def run_benchmark(
     types: Sequence[str] = TYPES,
-    sizes: Sequence[Size] = tuple(Size.parse(s) for s in DEFAULT_SIZES),
+    sizes: Sequence[Size] = tuple(map(Size.parse, DEFAULT_SIZES)),
     thread_counts: Sequence[int] | None = None,
     peers: Sequence[str] = PEERS,
     rounds: int = 5,
@@ -121,7 +126,7 @@ def run_benchmark(
     gap: float = 0.04,
     import_repeats: int = 5,
     progress: Callable[[str], None] | None = None,
-) -> dict:
+) -> dict[str, Any]:
     """Run the whole benchmark and return the JSON-ready results (see the package docstring).
 
     The thread count of onnx-relu is restored afterwards. ``thread_counts`` defaults to 1 and
@@ -135,15 +140,16 @@ def run_benchmark(
     available = Peers(peers)
     saved_threads = onnx_relu.get_num_threads()
     rng = np.random.default_rng(20261129)
-    records: list[dict] = []
-    unavailable: list[dict] = [
+    records: list[dict[str, Any]] = []
+    unavailable: list[dict[str, Any]] = [
         {"type": "*", "variant": name, "reason": why} for name, why in available.missing.items()
     ]
     started = time.time()
     info = machine_info()
     try:
         for type_name in types:
-            sessions, why = ({}, "")
+            sessions: dict[int, Any] = {}
+            why = ""
             if available.ort is not None:
                 sessions, why = ort_sessions(available, type_name, thread_counts)
                 if why:
@@ -199,7 +205,7 @@ def run_benchmark(
     }
 
 
-def _record(case: Case, size: Size, variant: Variant, samples: list[float], calls: int) -> dict:
+def _record(case: Case, size: Size, variant: Variant, samples: list[float], calls: int) -> dict[str, Any]:
     seconds = statistics.median(samples)
     return {
         "type": case.name,

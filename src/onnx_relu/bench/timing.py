@@ -13,6 +13,8 @@ import random
 import subprocess
 import sys
 import time
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -71,7 +73,9 @@ def calibrate_reps(case: Case, target_seconds: float) -> int:
     return int(min(100_000, max(1, round(target_seconds / once))))
 
 
-def measure_case(variants: list[Variant], case: Case, rounds: int, reps: int, gap: float) -> dict:
+def measure_case(
+    variants: list[Variant], case: Case, rounds: int, reps: int, gap: float
+) -> dict[int, list[float]]:
     """Interleaved rounds after a warm-up; per variant (by ``id``) the seconds of every round.
 
     Each round runs the variants in a new (seeded) random order: a variant is slowed a little
@@ -89,10 +93,10 @@ def measure_case(variants: list[Variant], case: Case, rounds: int, reps: int, ga
     return times
 
 
-def small_call_overhead(rounds: int, calls: int) -> dict:
+def small_call_overhead(rounds: int, calls: int) -> dict[str, Any]:
     """Per-call seconds of relu(x) and np.maximum(x, 0) on 6 float32 elements, interleaved."""
     x = np.array([-3.0, -1.0, 0.0, 0.5, 2.0, -0.0], dtype=np.float32)
-    candidates = {
+    candidates: dict[str, Callable[[], object]] = {
         "onnx_relu.relu(x)": lambda: onnx_relu.relu(x),
         "np.maximum(x, 0)": lambda: np.maximum(x, 0),
         "relu_ufunc(x)": lambda: onnx_relu.relu_ufunc(x),
@@ -109,7 +113,7 @@ def small_call_overhead(rounds: int, calls: int) -> dict:
     return result
 
 
-def import_times(repeats: int) -> dict:
+def import_times(repeats: int) -> dict[str, Any]:
     """Seconds of `import numpy` and `import onnx_relu` in fresh interpreters, best of repeats."""
     code = "import time; t = time.perf_counter(); import {0}; print(time.perf_counter() - t)"
     best: dict[str, float] = {}

@@ -50,7 +50,7 @@ exit status: 0 success, 1 failure (a check failed or the job could not be done),
 
 
 #: One entry per subcommand; each adds its parser and sets ``handler``.
-_COMMANDS: tuple[Callable[[argparse._SubParsersAction], None], ...] = (
+_COMMANDS: tuple[Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], None], ...] = (
     demo.add_command,
     apply.add_command,
     run.add_command,

@@ -170,7 +170,7 @@ def run_guarded(
 
 
 def add_subcommand(
-    commands: argparse._SubParsersAction,
+    commands: argparse._SubParsersAction[argparse.ArgumentParser],
     name: str,
     run: Callable[[argparse.Namespace], int],
     *,
@@ -182,9 +182,9 @@ def add_subcommand(
 
     With an ``epilog`` (the examples), the description and the epilog are printed as written.
     """
-    formatting = {"formatter_class": argparse.RawDescriptionHelpFormatter} if epilog else {}
-    parser = commands.add_parser(
-        name, help=help, description=description, epilog=epilog, **formatting
+    formatter = argparse.RawDescriptionHelpFormatter if epilog else argparse.HelpFormatter
+    parser: argparse.ArgumentParser = commands.add_parser(
+        name, help=help, description=description, epilog=epilog, formatter_class=formatter
     )
     parser.set_defaults(handler=run)
     return parser
@@ -216,7 +216,7 @@ def check_writable_destination(path: str) -> None:
         raise UsageError(f"cannot write OUT {path!r}: the folder {folder!r} is not writable")
 
 
-def thread_limit(threads: int | None) -> contextlib.AbstractContextManager:
+def thread_limit(threads: int | None) -> contextlib.AbstractContextManager[object]:
     """``--threads N``: the kernel uses ``N`` threads inside the block (None: as configured)."""
     if threads is None:
         return contextlib.nullcontext()

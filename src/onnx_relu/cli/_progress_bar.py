@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import sys
 from collections.abc import Iterator
-from typing import TextIO
+from typing import TextIO, cast
 
 from ..files.progress import Progress
 
@@ -62,7 +62,7 @@ def progress_bar(
                 delay=delay,
                 dynamic_ncols=True,
             )
-        bar.update(done - state["done"])  # type: ignore[attr-defined]
+        bar.update(done - cast(int, state["done"]))  # type: ignore[attr-defined]
         state["done"] = done
 
     try:

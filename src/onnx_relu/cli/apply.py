@@ -45,7 +45,7 @@ _IN_PLACE_AFTERMATH = (
 )
 
 
-def add_command(commands: argparse._SubParsersAction) -> None:
+def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``apply`` subcommand to ``commands``."""
     parser = add_subcommand(
         commands, "apply", run,

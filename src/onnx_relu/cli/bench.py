@@ -7,7 +7,7 @@ import argparse
 from ._common import PROG
 
 
-def add_command(commands: argparse._SubParsersAction) -> None:
+def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """List ``bench`` in ``--help``; :func:`onnx_relu.cli.main` hands its arguments to
     :func:`run`."""
     commands.add_parser(

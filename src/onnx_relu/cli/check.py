@@ -43,7 +43,7 @@ JSON object: {{"path", "opset", "findings": [{{"node", "type", "version", "allow
 """
 
 
-def add_command(commands: argparse._SubParsersAction) -> None:
+def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``check`` subcommand to ``commands``."""
     parser = add_subcommand(
         commands, "check", run,

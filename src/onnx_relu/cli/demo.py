@@ -7,7 +7,7 @@ import argparse
 from ._common import add_subcommand
 
 
-def add_command(commands: argparse._SubParsersAction) -> None:
+def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``demo`` subcommand to ``commands``."""
     add_subcommand(
         commands, "demo", run,

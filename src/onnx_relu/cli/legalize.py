@@ -17,7 +17,7 @@ from ._common import (
 )
 
 
-def add_command(commands: argparse._SubParsersAction) -> None:
+def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``legalize`` subcommand to ``commands``."""
     parser = add_subcommand(
         commands, "legalize", run,

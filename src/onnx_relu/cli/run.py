@@ -36,7 +36,7 @@ def _file_name_for(value_name: str) -> str:
     return name or "output"
 
 
-def add_command(commands: argparse._SubParsersAction) -> None:
+def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``run`` subcommand to ``commands``."""
     parser = add_subcommand(
         commands, "run", run,

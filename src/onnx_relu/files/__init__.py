@@ -39,7 +39,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> object:
     # relu_zarr's module imports nothing heavy itself; it is still loaded only when asked for,
     # so that importing the file layer stays as small as the job in hand.
     if name == "relu_zarr":

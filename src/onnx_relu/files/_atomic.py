@@ -98,12 +98,13 @@ def atomic_file(path: str | os.PathLike[str]) -> Iterator[BinaryIO]:
     # The name is chosen before the file is created (unlike tempfile.mkstemp), so that an
     # exception raised at any point after creation, even by a signal handler while the
     # creating call returns, finds the name here and removes the file.
-    temporary: str | None = _temporary_name(folder, name)
+    temporary = _temporary_name(folder, name)
+    owned = True  # False once the name turns out to be someone else's file
     try:
         try:
             fd = os.open(temporary, _CREATE_FLAGS, 0o600)
         except FileExistsError:
-            temporary = None  # someone else's file: not ours to remove
+            owned = False  # someone else's file: not ours to remove
             raise
         with os.fdopen(fd, "w+b") as file:
             yield file
@@ -112,7 +113,7 @@ def atomic_file(path: str | os.PathLike[str]) -> Iterator[BinaryIO]:
             os.fsync(file.fileno())
         os.replace(temporary, target)
     except BaseException:
-        if temporary is not None:
+        if owned:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(temporary)
         raise
@@ -147,12 +148,13 @@ def atomic_directory(path: str | os.PathLike[str]) -> Iterator[str]:
     if os.path.lexists(target) and not (os.path.isdir(target) and is_zarr_store(target)):
         raise FileExistsError(f"{target} exists and is not a Zarr store; refusing to replace it")
     mode = _final_mode(target, 0o777)
-    temporary: str | None = _temporary_name(folder, name)  # named first: see atomic_file
+    temporary = _temporary_name(folder, name)  # named first: see atomic_file
+    owned = True
     try:
         try:
             os.mkdir(temporary, 0o700)
         except FileExistsError:
-            temporary = None
+            owned = False
             raise
         yield temporary
         _fsync_tree(temporary)
@@ -169,7 +171,7 @@ def atomic_directory(path: str | os.PathLike[str]) -> Iterator[str]:
         else:
             os.rename(temporary, target)
     except BaseException:
-        if temporary is not None:
+        if owned:
             shutil.rmtree(temporary, ignore_errors=True)
         raise
     _fsync_folder(folder)

@@ -15,6 +15,8 @@ so running it again on a file whose rewrite was interrupted completes it correct
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from typing import BinaryIO
 
 import numpy as np
 
@@ -37,16 +39,18 @@ __all__ = ["DEFAULT_CHUNK_BYTES", "relu_file", "check_file_arguments"]
 DEFAULT_CHUNK_BYTES = 8 << 20
 
 
-def _windows(header: NpyHeader, chunk_bytes: int):
+def _windows(header: NpyHeader, chunk_bytes: int) -> Iterator[tuple[int, int]]:
     """(first element, element count) of each window over the array's data."""
     per_window = max(1, chunk_bytes // header.dtype.itemsize)
     for start in range(0, header.size, per_window):
         yield start, min(per_window, header.size - start)
 
 
-def _window(file, header: NpyHeader, start: int, count: int, mode: str) -> np.memmap:
+def _window(file: BinaryIO, header: NpyHeader, start: int, count: int, mode: str) -> np.memmap:
     offset = header.data_offset + start * header.dtype.itemsize
-    return np.memmap(file, dtype=header.dtype, mode=mode, offset=offset, shape=(count,))
+    window: np.memmap = np.memmap(  # type: ignore[call-overload]  # numpy's stubs: no BinaryIO
+        file, dtype=header.dtype, mode=mode, offset=offset, shape=(count,))
+    return window
 
 
 def _report(progress: Progress | None, done: int, total: int) -> None:
@@ -54,7 +58,9 @@ def _report(progress: Progress | None, done: int, total: int) -> None:
         progress(done, total)
 
 
-def _relu_npy_to_npy(src: str, dst: str, opset, chunk_bytes: int, progress) -> None:
+def _relu_npy_to_npy(
+    src: str, dst: str, opset: int | None, chunk_bytes: int, progress: Progress | None
+) -> None:
     with open(src, "rb") as source:
         header = read_npy_header(source, repr(src))
         check_dtype(header.dtype, opset)
@@ -71,11 +77,13 @@ def _relu_npy_to_npy(src: str, dst: str, opset, chunk_bytes: int, progress) -> N
                 result = buffer[:count]
                 relu(window, out=result, opset=opset)
                 del window  # unmap now: the window's pages leave this process's memory
-                target.write(memoryview(result.view(np.uint8)))
+                target.write(result.view(np.uint8).data)
                 _report(progress, (start + count) * itemsize, header.nbytes)
 
 
-def _relu_npy_in_place(path: str, opset, chunk_bytes: int, progress) -> None:
+def _relu_npy_in_place(
+    path: str, opset: int | None, chunk_bytes: int, progress: Progress | None
+) -> None:
     with open(path, "r+b") as file:
         header = read_npy_header(file, repr(path))
         check_dtype(header.dtype, opset)
@@ -191,6 +199,7 @@ def relu_file(
     if in_place:
         _relu_npy_in_place(src, opset, chunk_bytes, progress)
         return
+    assert dst is not None  # check_file_arguments: dst is given unless in place
     dst = os.fspath(dst)
     if src_kind == "npy" and dst_kind == "npy":
         _relu_npy_to_npy(src, dst, opset, chunk_bytes, progress)

@@ -31,7 +31,7 @@ import io
 import os
 import struct
 from dataclasses import dataclass
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 import numpy as np
 
@@ -122,7 +122,7 @@ def _descr_dtype(descr: object, name: str) -> np.dtype:
     if descr == _BFLOAT16_NPY_DESCR:
         return _BFLOAT16
     try:
-        return np.lib.format.descr_to_dtype(descr)
+        return np.lib.format.descr_to_dtype(descr)  # type: ignore[arg-type]  # checked here
     # numpy's ways of saying "not a dtype": TypeError, ValueError, and SyntaxError for
     # malformed comma strings such as ',i2' or 'i4,(' (found by the .npy fuzz target).
     except (TypeError, ValueError, SyntaxError) as exc:
@@ -257,7 +257,7 @@ def _npy_header_bytes(array: np.ndarray) -> bytes:
 
 def _bytes_view(array: np.ndarray) -> memoryview:
     """The memory of a contiguous array as bytes (works for ml_dtypes types too)."""
-    return memoryview(array.reshape(-1, order="A").view(np.uint8))
+    return array.reshape(-1, order="A").view(np.uint8).data
 
 
 def _read_npy(path: str) -> np.ndarray:
@@ -269,12 +269,12 @@ def _read_npy_from(file: BinaryIO, label: str) -> np.ndarray:
     """The array of the ``.npy`` data that ``file`` reads from; ``label`` names it in errors."""
     header = read_npy_header(file, label)
     order = "F" if header.fortran_order else "C"
-    array = np.empty(header.shape, dtype=header.dtype, order=order)
+    array: np.ndarray = np.empty(header.shape, dtype=header.dtype, order=order)  # type: ignore[call-overload]
     if header.nbytes:
         target = _bytes_view(array)
         filled = 0
         while filled < header.nbytes:
-            count = file.readinto(target[filled:])
+            count = file.readinto(target[filled:])  # type: ignore[attr-defined]  # BinaryIO lacks it
             if not count:
                 raise InvalidTensorFileError(f"{label} is truncated (shorter than its header says)")
             filled += count
@@ -291,7 +291,7 @@ def _write_npy(file: BinaryIO, array: np.ndarray) -> None:
         file.write(_bytes_view(array))
 
 
-def _import_onnx():
+def _import_onnx() -> tuple[Any, Any]:
     try:
         import onnx
         from onnx import numpy_helper
@@ -356,7 +356,8 @@ def _pb_bytes(array: np.ndarray, path: str, name: str) -> bytes:
     except (ValueError, TypeError, KeyError) as exc:
         raise TypeError(f"cannot store {array.dtype} in an ONNX TensorProto: {exc}") from None
     try:
-        return tensor.SerializeToString()
+        data: bytes = tensor.SerializeToString()
+        return data
     except ValueError as exc:  # protobuf refuses messages over 2 GiB
         raise ValueError(
             f"cannot write {path!r}: an ONNX TensorProto holds at most 2 GiB and this tensor"

@@ -25,6 +25,7 @@ import contextlib
 import logging
 import os
 from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 
@@ -57,7 +58,7 @@ def is_zarr_store(path: str | os.PathLike[str]) -> bool:
     )
 
 
-def _import_dask():
+def _import_dask() -> tuple[Any, Any, Any]:
     try:
         import dask.array as da
         import distributed
@@ -71,7 +72,7 @@ def _import_dask():
 
 
 @contextlib.contextmanager
-def dask_client(scheduler: str | None = None) -> Iterator[object]:
+def dask_client(scheduler: str | None = None) -> Iterator[Any]:
     """A ``distributed.Client`` of the scheduler at ``scheduler``, or of a new LocalCluster.
 
     The LocalCluster (worker processes sized by dask for this machine, its dashboard on a
@@ -95,14 +96,17 @@ def dask_client(scheduler: str | None = None) -> Iterator[object]:
         yield client
 
 
-def _store_block(block: np.ndarray, *, target, block_info=None) -> np.ndarray:
+def _store_block(
+    block: np.ndarray, *, target: Any, block_info: dict[int, dict[str, Any]] | None = None
+) -> np.ndarray:
     """Write one computed block into its region of ``target``; return its size in bytes."""
+    assert block_info is not None  # dask passes it to functions that declare it
     location = block_info[0]["array-location"]
     target[tuple(slice(start, stop) for start, stop in location)] = block
     return np.full((1,) * block.ndim, block.nbytes, dtype=np.int64)
 
 
-def _open_source(zarr, src: str):
+def _open_source(zarr: Any, src: str) -> Any:
     try:
         source = zarr.open_array(src, mode="r")
     except Exception as exc:  # zarr raises several types for "not an array store"
@@ -118,7 +122,7 @@ def relu_zarr(
     *,
     opset: int | None = None,
     scheduler: str | None = None,
-    client: object | None = None,
+    client: Any = None,
     progress: Progress | None = None,
 ) -> None:
     """Apply Relu to the Zarr array store ``src`` on Dask; write the Zarr store ``dst``.

@@ -58,7 +58,8 @@ def load_model(model_or_path: object) -> onnx.ModelProto:
     if isinstance(model_or_path, (bytes, bytearray, memoryview)):
         source, data = "the given bytes", bytes(model_or_path)
     elif isinstance(model_or_path, (str, os.PathLike)):
-        source = f"file {os.fspath(model_or_path)!r}"
+        path = os.fspath(model_or_path)
+        source = f"file {path!r}"
         with open(model_or_path, "rb") as stream:
             data = stream.read()
     else:
@@ -79,7 +80,7 @@ def load_model(model_or_path: object) -> onnx.ModelProto:
             f" (ir_version={model.ir_version}, {len(data)} bytes)"
         )
     if source.startswith("file"):
-        _load_external_data(model, os.path.dirname(os.path.abspath(model_or_path)), source)
+        _load_external_data(model, os.path.dirname(os.path.abspath(path)), source)
     return model
 
 

@@ -6,6 +6,7 @@ name in :data:`REWRITES`. Whether onnxruntime runs one, and exactly, is :mod:`.p
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import onnx
 from onnx import TensorProto, helper
@@ -31,11 +32,13 @@ Rewrite = Callable[
 ]
 
 
-def _native_relu(x, y, onnx_type, opset, domain, fresh, final_name):
+def _native_relu(x: str, y: str, onnx_type: str, opset: int, domain: str,
+        fresh: Callable[[str], str], final_name: str) -> list[onnx.NodeProto] | None:
     return [helper.make_node("Relu", [x], [y], name=final_name, domain=domain)]
 
 
-def _cast_int32(x, y, onnx_type, opset, domain, fresh, final_name):
+def _cast_int32(x: str, y: str, onnx_type: str, opset: int, domain: str,
+        fresh: Callable[[str], str], final_name: str) -> list[onnx.NodeProto] | None:
     if onnx_type not in ("tensor(int8)", "tensor(int16)"):
         return None
     wide, wide_relu = fresh("to_int32"), fresh("relu_int32")
@@ -53,7 +56,8 @@ def _typed_zero(name: str, elem_type: int, domain: str) -> onnx.NodeProto:
     return helper.make_node("Constant", [], [name], name=name, domain=domain, value=value)
 
 
-def _max_zero(x, y, onnx_type, opset, domain, fresh, final_name):
+def _max_zero(x: str, y: str, onnx_type: str, opset: int, domain: str,
+        fresh: Callable[[str], str], final_name: str) -> list[onnx.NodeProto] | None:
     if _is_float(onnx_type):
         return None  # Max(-0.0, 0) and Max(NaN, 0) are not Relu's exact values
     zero = fresh("zero")
@@ -63,14 +67,15 @@ def _max_zero(x, y, onnx_type, opset, domain, fresh, final_name):
     ]
 
 
-def _select(x, y, onnx_type, opset, domain, fresh, final_name):
+def _select(x: str, y: str, onnx_type: str, opset: int, domain: str,
+        fresh: Callable[[str], str], final_name: str) -> list[onnx.NodeProto] | None:
     if not _is_float(onnx_type) or opset < 13:
         return None  # LessOrEqual needs opset 12; Unsqueeze/Squeeze take axes as input from 13
     relu_type = RELU_TYPE_BY_ONNX_NAME[onnx_type]
     elem_type = relu_type.elem_type
-    nodes = []
+    nodes: list[onnx.NodeProto] = []
 
-    def node(op_type, inputs, role, **attributes):
+    def node(op_type: str, inputs: list[str], role: str, **attributes: Any) -> str:
         output = fresh(role)  # a helper node is named after the value it makes
         nodes.append(helper.make_node(op_type, inputs, [output], name=output, domain=domain,
                                       **attributes))

@@ -69,12 +69,13 @@ def onnx_type_of_type_proto(type_proto: onnx.TypeProto) -> str | None:
     if kind is None:
         return None
     if kind != "tensor_type":
-        return {
+        others: dict[str, str] = {
             "sequence_type": "seq(...)",
             "map_type": "map(...)",
             "optional_type": "optional(...)",
             "sparse_tensor_type": "sparse_tensor(...)",
-        }.get(kind, kind)
+        }
+        return others.get(kind, str(kind))
     elem_type = type_proto.tensor_type.elem_type
     return onnx_type_of_elem_type(elem_type) if elem_type else None
 

@@ -399,7 +399,7 @@ class OnnxReluBackend(Backend):
     def supports_device(cls, device: str) -> bool:
         """True for the CPU ("CPU", "CPU:0"); the kernel runs nowhere else."""
         try:
-            return Device(device).type == DeviceType.CPU
+            return bool(Device(device).type == DeviceType.CPU)
         except (AttributeError, ValueError):
             return False
 

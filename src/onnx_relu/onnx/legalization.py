@@ -39,13 +39,14 @@ Examples
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import os
+from collections.abc import Callable, Iterator, Mapping
 
 import numpy as np
 import onnx
 
 from ..errors import InvalidModelError, LegalizationError
-from ._models import load_model
+from ._models import ReluSite, load_model
 from ._rewrites import REWRITES, rewrites_for
 from ._rules import node_label
 from .check import _judged
@@ -112,7 +113,7 @@ def _choose_rewrite(
     return None, tried
 
 
-def _graph_at(model: onnx.ModelProto, path) -> onnx.GraphProto:
+def _graph_at(model: onnx.ModelProto, path: tuple[tuple[int, str, int], ...]) -> onnx.GraphProto:
     graph = model.graph
     for index, attribute_name, position in path:
         (attribute,) = [a for a in graph.node[index].attribute if a.name == attribute_name]
@@ -122,7 +123,8 @@ def _graph_at(model: onnx.ModelProto, path) -> onnx.GraphProto:
 
 
 def legalize(
-    model, target: str = "onnxruntime", *, exact: bool = False
+    model: onnx.ModelProto | str | os.PathLike[str] | bytes, target: str = "onnxruntime", *,
+    exact: bool = False,
 ) -> onnx.ModelProto:
     """A copy of ``model`` in which onnxruntime can run every Relu node, with onnx-relu's values.
 
@@ -170,8 +172,9 @@ def legalize(
             + "\n".join(f"  {finding}" for finding in findings)
         )
 
-    plan = []
+    plan: list[tuple[ReluSite, str]] = []
     for site in sites:
+        assert site.input_type is not None  # check_model found no type-unknown site
         choice, tried = _choose_rewrite(site.input_type, opset, source.ir_version, exact)
         if choice is None:
             description = node_label("Relu", site.node.name, site.index)
@@ -200,9 +203,11 @@ def legalize(
         graph = _graph_at(result, site.path)
         node = graph.node[site.index]
         fresh = pool.fresh_maker(node.name or node.output[0])
+        assert site.input_type is not None
         new_nodes = REWRITES[choice](
             node.input[0], node.output[0], site.input_type, opset, node.domain, fresh, node.name
         )
+        assert new_nodes is not None  # the probe ran this rewrite for this type and opset
         nodes = list(graph.node)
         nodes[site.index:site.index + 1] = new_nodes
         del graph.node[:]
@@ -210,7 +215,9 @@ def legalize(
     return result
 
 
-def run_with_onnxruntime(model, feeds) -> list[np.ndarray]:
+def run_with_onnxruntime(
+    model: onnx.ModelProto | str | os.PathLike[str] | bytes, feeds: Mapping[str, np.ndarray]
+) -> list[np.ndarray]:
     """Run a model once in onnxruntime's CPU provider, bfloat16 arrays (ml_dtypes) included.
 
     onnxruntime's own ``InferenceSession.run`` refuses ml_dtypes.bfloat16 arrays; this binds them

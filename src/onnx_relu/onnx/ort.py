@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import ctypes
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import onnxruntime
@@ -116,8 +116,9 @@ def _to_numpy(value: onnxruntime.OrtValue) -> np.ndarray:
         shape = tuple(value.shape())
         raw = ctypes.string_at(value.data_ptr(), value.tensor_size_in_bytes())
         bits = np.frombuffer(raw, dtype=_BFLOAT16.bits_dtype)
-        return bits.view(_BFLOAT16.dtype).reshape(shape).copy()
-    return value.numpy()
+        result: np.ndarray = bits.view(_BFLOAT16.dtype).reshape(shape).copy()
+        return result
+    return cast(np.ndarray, value.numpy())
 
 
 def run_model(model: onnx.ModelProto | bytes, feeds: Mapping[str, Any]) -> list[np.ndarray]:

@@ -75,7 +75,7 @@ def _bits(array: np.ndarray) -> np.ndarray:
     return array.view(f"u{array.dtype.itemsize}")
 
 
-def _describe_difference(x, got, expected) -> str:
+def _describe_difference(x: np.ndarray, got: np.ndarray, expected: np.ndarray) -> str:
     if x.dtype.kind in "iu":
         return f"{x} -> {got} (onnx-relu: {expected})"
     width = 2 * x.dtype.itemsize

@@ -31,6 +31,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import onnx
 from onnx.reference.op_run import OpRun
 
 from .. import relu
@@ -59,7 +60,7 @@ def _ai_onnx_opset(run_params: dict[str, Any]) -> int:
     )
 
 
-def _label(node) -> str:
+def _label(node: onnx.NodeProto) -> str:
     # The evaluator does not tell an operator its position in the graph: name only.
     return describe_node(node, None)
 
@@ -69,7 +70,7 @@ class Relu(OpRun):
 
     op_domain = ""
 
-    def __init__(self, onnx_node, run_params: dict[str, Any], schema: Any = None) -> None:
+    def __init__(self, onnx_node: onnx.NodeProto, run_params: dict[str, Any], schema: Any = None) -> None:
         super().__init__(onnx_node, run_params, schema)
         #: the model's ai.onnx opset, which selects the Relu version
         self.opset: int = _ai_onnx_opset(run_params)
@@ -81,12 +82,12 @@ class Relu(OpRun):
         if problems:
             raise InvalidModelError(f"{_label(onnx_node)}: {'; '.join(problems)}")
 
-    def run(self, *args, **kwargs):
+    def run(self, *args: Any, **kwargs: Any) -> Any:
         # Checked here rather than in _run: OpRun.run rewraps every TypeError raised by _run into
         # a generic "Issues with types" error, which would hide the message.
         if args:
             self._check_type(args[0])
-        return super().run(*args, **kwargs)
+        return super().run(*args, **kwargs)  # type: ignore[no-untyped-call]  # onnx: untyped
 
     def _check_type(self, x: Any) -> None:
         dtype = getattr(x, "dtype", None)
@@ -100,5 +101,5 @@ class Relu(OpRun):
                 f" {onnx_type}. {refusal}"
             )
 
-    def _run(self, x, consumed_inputs=None):  # noqa: ARG002 - Relu-1's legacy attribute
+    def _run(self, x: Any, consumed_inputs: object = None) -> tuple[np.ndarray]:  # noqa: ARG002 - Relu-1's legacy attribute
         return (np.asarray(relu(x, opset=self.opset)),)

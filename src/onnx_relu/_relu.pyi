@@ -1,0 +1,28 @@
+"""Types of the compiled module ``onnx_relu._relu`` (src/onnx_relu/_relu_numpy.c).
+
+Private to :mod:`onnx_relu`: the public names are ``onnx_relu.relu_ufunc`` and the functions of
+:mod:`onnx_relu.tuning`, which wrap these.
+"""
+
+import numpy as np
+
+#: The strict ufunc: one input, one output, exact loops for the eight Relu types only.
+relu: np.ufunc
+
+#: The most threads the kernel's pool can use.
+MAX_THREADS: int
+
+def _get_num_threads() -> int: ...
+def _set_num_threads(n: int, /) -> int: ...
+
+#: Keys: num_threads, max_threads, threads_supported (bool), l2_bytes, llc_bytes, cache_source
+#: (str), parallel_threshold, min_chunk, nt_threshold, default_nt_threshold, spin_ns, nt_isa
+#: (str), best_nt_isa (str), pool_workers; the others are int.
+def _tuning() -> dict[str, int | bool | str]: ...
+
+#: Keywords (all optional): parallel_threshold, nt_threshold, min_chunk, spin_ns (int, -1 leaves
+#: a setting as it is) and nt_isa (str); returns the previous settings as _tuning() does.
+def _set_tuning(**settings: int | str) -> dict[str, int | bool | str]: ...
+
+#: src and dst: objects with the buffer protocol (dst writeable), of the same size.
+def _copy(src: object, dst: object, *, nontemporal: bool = True) -> None: ...
