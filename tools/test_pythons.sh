@@ -7,15 +7,17 @@
 # (build/pythons/X.Y), and run the Python test subset below with the reduced Hypothesis profile.
 # pip's wheel cache (~/.cache/pip) is kept between runs, so only the first run downloads.
 #
-# The subset: every test folder except
+# The subset, tests/wheel-tests.args (pytest's @file; cibuildwheel's test-command in
+# pyproject.toml runs the same file): every test folder except
 #   tests/kernel     the C driver: no Python in it, the same binary whatever the Python;
 #   tests/sanitizer  run by `make sanitize`;
 #   tests/bench      the harness's plot and timing runs (matplotlib, slow), pure Python already
 #                    run by `make test`;
 #   tests/files/test_dask.py  LocalCluster start-ups (slow), pure Python already run by
 #                    `make test`;
-# with HYPOTHESIS_PROFILE=quick (100 examples per test instead of 1,000). `make test` runs the
-# whole suite with the full profile on the .venv's Python. Set PYTHON_TESTS to run other tests.
+# with the Hypothesis profile `quick` (100 examples per test instead of 1,000). `make test` runs
+# the whole suite with the full profile on the .venv's Python. PYTHON_TESTS replaces the
+# arguments (e.g. PYTHON_TESTS="tests/core -q").
 #
 # A version that is not found is reported as MISSING and fails the target (nothing is passed
 # silently); set ALLOW_MISSING_PYTHONS=1 to report it and go on.
@@ -23,8 +25,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 versions=${PYTHON_VERSIONS:-3.10 3.11 3.12 3.13}
-default_tests="tests --ignore=tests/kernel --ignore=tests/sanitizer --ignore=tests/bench --ignore=tests/files/test_dask.py"
-tests=${PYTHON_TESTS:-$default_tests}
+tests=${PYTHON_TESTS:-@tests/wheel-tests.args}
 pyenv_root=${PYENV_ROOT:-$HOME/.pyenv}
 root=build/pythons
 mkdir -p "$root"
@@ -64,7 +65,7 @@ for version in $versions; do
     echo "pythons: $(date +%T) installing $wheel[test]" &&
     "$venv/bin/python" -m pip install --quiet "$wheel[test]" &&
     echo "pythons: $(date +%T) testing" &&
-    HYPOTHESIS_PROFILE=quick "$venv/bin/python" -m pytest -q -p no:cacheprovider $tests
+    "$venv/bin/python" -m pytest -q -p no:cacheprovider $tests
   } > "$log" 2>&1 || status=$?
   grep -v "^WARNING: Location" "$log" | tail -3
   result=$(grep -E "^[0-9]+ (passed|failed)|^=+ .*(passed|failed|error)" "$log" | tail -1 | tr -d '=' \
@@ -78,7 +79,7 @@ for version in $versions; do
   fi
 done
 
-echo "pythons: the repaired wheel on each Python (tests: $tests; HYPOTHESIS_PROFILE=quick)"
+echo "pythons: the repaired wheel on each Python (pytest $tests: $(tr '\n' ' ' < tests/wheel-tests.args))"
 for line in "${summary[@]}"; do
   echo "  $line"
 done

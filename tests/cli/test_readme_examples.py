@@ -51,7 +51,7 @@ def test_apply_examples_run(tmp_path):
     x = np.array([-2.0, -0.0, 0.5, np.nan], np.float32)
     # The block ends by rewriting x.npy in place and then writing y.npy from it again.
     assert same_bits(read_tensor(tmp_path / "x.npy"), expected_relu(x))
-    for name in ("y.npy", "y.pb", "z.npy"):
+    for name in ("y.npy", "y.pb", "z.npy", "piped.npy", "piped.pb"):
         assert same_bits(read_tensor(tmp_path / name), expected_relu(x))
 
 
@@ -59,6 +59,8 @@ def test_model_examples_run(tmp_path):
     done = run_block(shell_blocks()[1], tmp_path)
     assert done.returncode == 0, done.stderr
     assert "relu_int64.onnx: no findings" in done.stdout
+    json_lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
+    assert json_lines == ['{"path": "./relu_int64.onnx", "opset": 14, "findings": []}']
     expected = np.array([0, 0, 5, 0], dtype=np.int64)
     assert read_tensor(tmp_path / "results" / "Y.npy").tolist() == expected.tolist()
     assert read_tensor(tmp_path / "results" / "Y.pb").tolist() == expected.tolist()
