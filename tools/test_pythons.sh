@@ -8,16 +8,16 @@
 # pip's wheel cache (~/.cache/pip) is kept between runs, so only the first run downloads.
 #
 # The subset, tests/wheel-tests.args (pytest's @file; cibuildwheel's test-command in
-# pyproject.toml runs the same file): every test folder except
-#   tests/kernel     the C driver: no Python in it, the same binary whatever the Python;
-#   tests/sanitizer  run by `make sanitize`;
-#   tests/bench      the harness's plot and timing runs (matplotlib, slow), pure Python already
-#                    run by `make test`;
-#   tests/files/test_dask.py  LocalCluster start-ups (slow), pure Python already run by
-#                    `make test`;
-# with the Hypothesis profile `quick` (100 examples per test instead of 1,000). `make test` runs
-# the whole suite with the full profile on the .venv's Python. PYTHON_TESTS replaces the
-# arguments (e.g. PYTHON_TESTS="tests/core -q").
+# pyproject.toml runs the same file), chosen for what can differ between Pythons and the package
+# versions pip picks for each (numpy 2.2 on 3.10, onnxruntime 1.23 on 3.10, ...): importing every
+# module and running its docstring examples, the type table, the public API's refusals and its
+# out= rules, the ONNX layer's backend, reference op and checker, tensor files, the new
+# command-line forms (pipes) and the typed example; with the Hypothesis profile `quick` (100
+# examples per test instead of 1,000). Left out: what runs the same C code whatever the Python
+# (the kernel driver, layouts, overlap, threads, exhaustive and fuzz sweeps), subprocess-heavy
+# command tests, the Dask clusters, benchmarks and onnxruntime probes; `make test` runs the
+# whole suite with the full profile on the .venv's Python, `make sanitize` the sanitizer.
+# PYTHON_TESTS replaces the arguments (e.g. PYTHON_TESTS="tests -q" for everything).
 #
 # A version that is not found is reported as MISSING and fails the target (nothing is passed
 # silently); set ALLOW_MISSING_PYTHONS=1 to report it and go on.

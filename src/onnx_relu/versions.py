@@ -74,11 +74,12 @@ LATEST_VERSION: ReluVersion = RELU_VERSIONS[max(RELU_VERSIONS)]
 
 
 def check_opset(opset: object) -> int:
-    """Validate an ai.onnx opset version: an integer >= 1 (bool is refused).
+    """Validate an ai.onnx opset version: an integer >= 1 (bool and numpy.bool_ are refused).
 
     Raises :class:`~onnx_relu.errors.InvalidOpsetError` (a ``TypeError`` and a ``ValueError``).
     """
-    if isinstance(opset, bool):
+    # numpy.bool_ too: numpy < 2.3 gives it an __index__ that warns instead of refusing.
+    if isinstance(opset, (bool, np.bool_)):
         raise InvalidOpsetError(f"opset must be an integer >= 1, got {opset!r}")
     try:
         value = operator.index(opset)  # type: ignore[arg-type]  # TypeError refused below

@@ -95,10 +95,19 @@ def test_ratios_and_overheads_are_reported_and_no_targets(quick_run):
     assert results["machine"]["tuning"]["max_threads"] == 256
 
 
+def published_run() -> dict:
+    """benchmarks/results/bench.json: in the git repository, left out of the sdist on purpose
+    (.gitattributes), so a test run from an unpacked sdist says so instead of failing."""
+    path = REPOSITORY / "benchmarks/results/bench.json"
+    if not path.exists() and not (REPOSITORY / ".git").exists():
+        pytest.skip("benchmarks/results/ is in the git repository only, not in the sdist")
+    return json.loads(path.read_text())
+
+
 def test_ratios_of_the_published_run_are_recomputed_exactly():
     from onnx_relu.bench.run import summarise
 
-    published = json.loads((REPOSITORY / "benchmarks/results/bench.json").read_text())
+    published = published_run()
     recomputed = summarise(published["results"], published["config"]["threads"])
     assert len(recomputed) == len(published["ratios"]) > 0
     assert recomputed == published["ratios"]
@@ -281,7 +290,7 @@ def test_targets_cover_the_cases_of_a_run(quick_run, targets_script):
 
 def test_targets_give_the_verdicts_the_harness_gave_for_the_published_run(targets_script):
     # benchmarks/results/bench.json was written while the harness still judged its own targets
-    published = json.loads((REPOSITORY / "benchmarks/results/bench.json").read_text())
+    published = published_run()
     assert targets_script.throughput_targets(published) == published["targets"]
 
 

@@ -422,7 +422,7 @@ def test_interrupted_in_place_apply_says_so_and_a_rerun_completes_it(tmp_path, s
     write_tensor(path, BIG)
     original = path.read_bytes()
     data_offset = len(original) - BIG.nbytes
-    done = run_cli(signum, "apply", "--in-place", path,
+    done = run_cli(int(signum), "apply", "--in-place", path,  # int: "15", not "Signals.SIGTERM"
                    command=(sys.executable, "-c", INTERRUPT_AFTER_FIRST_WINDOW))
     name = signal.Signals(signum).name
     line = f"interrupted by {name}; IN may be partly rewritten; run the same command again"
