@@ -65,3 +65,25 @@ def test_readme_examples_run():
     failures, attempted = doctest.testfile(str(README), module_relative=False,
                                            optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     assert attempted >= 10 and failures == 0
+
+
+
+def test_the_version_is_written_once():
+    """meson.build's project version is the one source: the installed metadata (meson-python's
+    dynamic version), ``onnx_relu.__version__`` (generated) and the CHANGELOG's newest entry
+    agree with it, and pyproject.toml declares no version of its own."""
+    import importlib.metadata
+    import re
+
+    meson = (REPOSITORY / "meson.build").read_text()
+    declared = re.search(r"project\('onnx-relu', 'c',\s*version: '([^']+)'", meson)
+    assert declared is not None, "meson.build's project() has no version"
+    version = declared[1]
+    assert onnx_relu.__version__ == version
+    assert importlib.metadata.version("onnx-relu") == version
+    pyproject = (REPOSITORY / "pyproject.toml").read_text()
+    assert re.search(r'^dynamic = \["version"\]', pyproject, flags=re.MULTILINE)
+    assert not re.search(r"^version\s*=", pyproject, flags=re.MULTILINE)
+    changelog = (REPOSITORY / "CHANGELOG.md").read_text()
+    newest = re.search(r"^## (\S+)", changelog, flags=re.MULTILINE)
+    assert newest is not None and newest[1] == version
