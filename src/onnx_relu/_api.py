@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._relu import _empty_like as _cached_empty_like
 from ._relu import relu as relu_ufunc
 from .dtypes import describe_dtype, native
 from .errors import InvalidOutputError, UnsupportedTypeError
@@ -196,7 +197,10 @@ def relu(x, /, out=None, *, opset=None):
     dtype = x.dtype
     if dtype in allowed:
         if out is None:
-            return relu_ufunc(x)
+            # Large outputs come from the output cache (onnx_relu.tuning.cache_info): fresh
+            # pages from the OS cost more than relu itself. None: let the ufunc allocate.
+            cached = _cached_empty_like(x)
+            return relu_ufunc(x) if cached is None else relu_ufunc(x, out=cached)
         # Fast path for the common out= call (a plain, writeable, contiguous array of the same
         # dtype and shape): the full checks below cost more than the ufunc call on small arrays.
         if type(out) is np.ndarray and out.dtype is dtype and out.shape == x.shape:
