@@ -139,6 +139,27 @@ relu_read_sysfs_text(const char *path, char *text, size_t size)
     return length > 0 && !too_long;
 }
 
+/* The decimal number at *text, which moves past it; 0 (and *text unmoved) if there are no
+ * digits or the number exceeds `limit` (garbled). */
+static int
+relu_parse_decimal(const char **text, ptrdiff_t limit, ptrdiff_t *value)
+{
+    const char *c = *text;
+    ptrdiff_t number = 0;
+    for (; *c >= '0' && *c <= '9'; c++) {
+        if (number > (limit - (*c - '0')) / 10) {
+            return 0;
+        }
+        number = number * 10 + (*c - '0');
+    }
+    if (c == *text) {
+        return 0;
+    }
+    *text = c;
+    *value = number;
+    return 1;
+}
+
 /* A sysfs number ("2048K", "32M", "3"): bytes (or the plain number); 0 if missing or garbled. */
 static ptrdiff_t
 relu_read_sysfs_size(const char *path)
@@ -149,14 +170,8 @@ relu_read_sysfs_size(const char *path)
     }
     ptrdiff_t value = 0;
     const char *c = text;
-    for (; *c >= '0' && *c <= '9'; c++) {
-        if (value > (PTRDIFF_MAX >> 30) / 10) {
-            return 0; /* absurdly large: garbled */
-        }
-        value = value * 10 + (*c - '0');
-    }
-    if (c == text) {
-        return 0;
+    if (!relu_parse_decimal(&c, PTRDIFF_MAX >> 30, &value)) {
+        return 0; /* no number, or absurdly large */
     }
     int shift = 0;
     if (*c == 'K' || *c == 'k') {
@@ -181,28 +196,23 @@ relu_read_sysfs_cpu_count(const char *path)
     }
     int count = 0;
     const char *c = text;
+    enum { RELU_MAX_CPU_NUMBER = 1 << 20 };
     while (*c) {
-        long first = 0, last;
-        const char *start = c;
-        for (; *c >= '0' && *c <= '9' && first < 1000000; c++) {
-            first = first * 10 + (*c - '0');
-        }
-        if (c == start) {
+        ptrdiff_t first, last;
+        if (!relu_parse_decimal(&c, RELU_MAX_CPU_NUMBER, &first)) {
             return 0;
         }
         last = first;
         if (*c == '-') {
             c++;
-            start = c;
-            last = 0;
-            for (; *c >= '0' && *c <= '9' && last < 1000000; c++) {
-                last = last * 10 + (*c - '0');
-            }
-            if (c == start || last < first) {
+            if (!relu_parse_decimal(&c, RELU_MAX_CPU_NUMBER, &last) || last < first) {
                 return 0;
             }
         }
         count += (int)(last - first + 1);
+        if (count > RELU_MAX_CPU_NUMBER) {
+            return 0; /* more CPUs than any machine has: garbled (and no int overflow) */
+        }
         if (*c == ',') {
             c++;
         }

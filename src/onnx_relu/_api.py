@@ -163,6 +163,11 @@ def relu(x, /, out=None, *, opset=None):
     signalling bit untouched); every other input (-0.0, -inf, negatives, negative subnormals)
     gives +0.0. Integers: ``y = x`` if ``x > 0`` else 0. No floating-point flags are raised.
 
+    Without ``out``, outputs of at least 1 MiB (of a C- or F-contiguous ``numpy.ndarray``) come
+    from a bounded cache of blocks freed by earlier outputs, so that repeated calls do not pay
+    for fresh pages; they are ordinary arrays in every other respect
+    (:func:`onnx_relu.tuning.cache_info`).
+
     Examples
     --------
     >>> import numpy as np

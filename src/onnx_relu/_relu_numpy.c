@@ -21,7 +21,9 @@
 #include <numpy/dtype_api.h>
 
 #include <string.h>
+#if defined(__unix__) || defined(__APPLE__)
 #include <unistd.h> /* sysconf */
+#endif
 
 #include "_relu_blocks.h"
 #include "relu_kernel.h"

@@ -307,7 +307,8 @@ def test_output_container_is_built_once_per_prepared_model(chained_model):
     assert type(first) is type(second)  # one namedtuple class, not one per call
     assert first.a is not a and second.a is not a  # graph inputs as outputs are still copies
     np.testing.assert_array_equal(second.a, a)
-    assert type(backend.prepare(chained_model).run([a, b])) is not type(first)
+    # the class is shared by models with the same output names (and so by run_node calls)
+    assert type(backend.prepare(chained_model).run([a, b])) is type(first)
 
 
 @pytest.mark.parametrize(
