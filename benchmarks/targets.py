@@ -1,4 +1,4 @@
-"""The performance targets of the foundation issue, checked against a benchmark run's JSON.
+"""The performance targets of the foundation issue and of issue 10, checked against a run's JSON.
 
     python benchmarks/targets.py benchmarks/results/bench.json
 
@@ -49,6 +49,13 @@ def throughput_targets(results: dict) -> list[dict]:
          sizes_from(NOT_TINY), 50.0, half_floats),
         (f"{top} threads >= 1.6 x 1 thread (512 MiB)", f"out {top}t / 1t",
          sizes_from(LARGEST), 1.6, None),
+        # issue 10: the allocating call and the model path, where users are
+        ("alloc >= 0.9 x out (>= 64 MiB)", "alloc / out", sizes_from(LARGE), 0.9, None),
+        ("alloc >= 1.0 x onnxruntime run (>= 64 MiB)", "alloc / onnxruntime run",
+         sizes_from(LARGE), 1.0, None),
+        # a speed ratio: >= 1.0 means the backend's run takes at most session.run's time
+        ("backend run >= 1.0 x onnxruntime run (6 el, >= 64 MiB)",
+         "backend run / onnxruntime run", sizes_from(LARGE) | {"6 el"}, 1.0, None),
     ]
     targets = []
     for label, ratio_name, sizes, minimum, types in rules:

@@ -85,6 +85,7 @@ sanitized=(env
   ASAN_OPTIONS="detect_leaks=0:abort_on_error=1:allocator_may_return_null=1:detect_stack_use_after_return=1:check_initialization_order=1:strict_string_checks=1"
   UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
   PYTHONPATH="$site"
+  ONNX_RELU_CACHE_MIN_BYTES=4K
   PYTHONDONTWRITEBYTECODE=1)
 
 # 1. The kernel sweep through the ufunc.
@@ -95,15 +96,18 @@ set -e
 wait  # for tee
 [ "$status" -eq 0 ] || fail "the sweep exited with status $status (log: $log)"
 
-# 2. The bad-input, fuzz (every layer's), overlap and concurrency tests against the sanitized
-#    build (not the leak tests: ASan's quarantine holds freed memory, which RSS bounds would
-#    mistake for leaks).
+# 2. The bad-input, fuzz (every layer's), overlap, concurrency and output-cache tests against the
+#    sanitized build (not the leak tests: ASan's quarantine holds freed memory, which RSS bounds
+#    would mistake for leaks; nor the allocation-failure test: ASan's shadow memory does not fit
+#    an address-space limit). ONNX_RELU_CACHE_MIN_BYTES=4K (above) sends every allocating call
+#    from 4 KiB on, the sweep's and the fuzz tests' included, through the output cache.
 "${sanitized[@]}" "$PY" -c "import onnx_relu, sys; sys.exit(not onnx_relu.__file__.startswith('$PWD/$site'))" \
   || fail "pytest would not import the sanitized build"
 set +e
 "${sanitized[@]}" "$PY" -m pytest -q -p no:cacheprovider tests/core/test_bad_inputs.py \
   tests/core/test_fuzz.py tests/files/test_fuzz.py tests/onnx/test_fuzz.py tests/core/test_overlap.py \
-  tests/core/test_concurrency.py > >(tee -a "$log") 2>&1
+  tests/core/test_concurrency.py tests/core/test_output_cache.py \
+  -k "not rss_bounded and not allocation_failure" > >(tee -a "$log") 2>&1
 status=$?
 set -e
 wait

@@ -6,6 +6,9 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <cpuid.h> /* __cpuid: the vendor string */
+#endif
 #if defined(__unix__) || defined(__APPLE__)
 #include <unistd.h> /* sysconf */
 #endif
@@ -32,7 +35,7 @@ RELU_API relu_settings relu_tuning = {
 
 /* Found once by relu_tuning_init. */
 static relu_isa relu_best_isa = RELU_ISA_NONE;
-static relu_caches relu_found_caches = {0, 0, "default"};
+static relu_caches relu_found_caches = {0, 0, 0, "default"};
 static relu_vendor relu_found_vendor = RELU_VENDOR_OTHER;
 
 static const char *const relu_isa_names[RELU_ISA_COUNT] = {"none", "sse2", "avx2", "avx512"};
@@ -72,41 +75,152 @@ relu_detect_isa(void)
 #endif
 }
 
+static const char *const relu_vendor_names[] = {"other", "intel", "amd"};
+
+const char *
+relu_vendor_name(relu_vendor vendor)
+{
+    return (unsigned)vendor <= RELU_VENDOR_AMD ? relu_vendor_names[vendor] : "?";
+}
+
+relu_vendor
+relu_vendor_from_cpuid(const char *vendor_id)
+{
+    if (vendor_id == NULL) {
+        return RELU_VENDOR_OTHER;
+    }
+    if (strcmp(vendor_id, "GenuineIntel") == 0) {
+        return RELU_VENDOR_INTEL;
+    }
+    /* Hygon's Dhyana is a licensed Zen: the same cache design. */
+    if (strcmp(vendor_id, "AuthenticAMD") == 0 || strcmp(vendor_id, "HygonGenuine") == 0) {
+        return RELU_VENDOR_AMD;
+    }
+    return RELU_VENDOR_OTHER;
+}
+
 relu_vendor
 relu_detect_vendor(void)
 {
 #if RELU_HAVE_NT
-    __builtin_cpu_init();
-    if (__builtin_cpu_is("intel")) {
-        return RELU_VENDOR_INTEL;
-    }
-#endif
+    unsigned int max_leaf = 0, ebx = 0, ecx = 0, edx = 0;
+    __cpuid(0, max_leaf, ebx, ecx, edx);
+    char vendor_id[13];
+    memcpy(vendor_id, &ebx, 4);
+    memcpy(vendor_id + 4, &edx, 4);
+    memcpy(vendor_id + 8, &ecx, 4);
+    vendor_id[12] = 0;
+    return relu_vendor_from_cpuid(vendor_id);
+#else
     return RELU_VENDOR_OTHER;
+#endif
 }
 
-/* A number from a sysfs file ("2048K", "32M", "3"); 0 if unreadable. */
-static ptrdiff_t
-relu_read_sysfs_size(const char *path)
+/*
+ * The text of a small sysfs file, whitespace at its end removed, into text; 0 if it is missing,
+ * empty or longer than the buffer.
+ */
+static int
+relu_read_sysfs_text(const char *path, char *text, size_t size)
 {
     FILE *file = fopen(path, "r");
     if (file == NULL) {
         return 0;
     }
-    long value = 0;
-    char unit = 0;
-    const int got = fscanf(file, "%ld%c", &value, &unit);
+    const size_t got = fread(text, 1, size - 1, file);
+    const int too_long = got == size - 1 && fgetc(file) != EOF;
     fclose(file);
-    if (got < 1 || value <= 0) {
+    size_t length = got;
+    while (length > 0 && (text[length - 1] == '\n' || text[length - 1] == ' ' ||
+                          text[length - 1] == '\t' || text[length - 1] == '\r')) {
+        length--;
+    }
+    text[length] = 0;
+    return length > 0 && !too_long;
+}
+
+/* The decimal number at *text, which moves past it; 0 (and *text unmoved) if there are no
+ * digits or the number exceeds `limit` (garbled). */
+static int
+relu_parse_decimal(const char **text, ptrdiff_t limit, ptrdiff_t *value)
+{
+    const char *c = *text;
+    ptrdiff_t number = 0;
+    for (; *c >= '0' && *c <= '9'; c++) {
+        if (number > (limit - (*c - '0')) / 10) {
+            return 0;
+        }
+        number = number * 10 + (*c - '0');
+    }
+    if (c == *text) {
         return 0;
     }
-    ptrdiff_t bytes = (ptrdiff_t)value;
-    if (got == 2 && (unit == 'K' || unit == 'k')) {
-        bytes <<= 10;
+    *text = c;
+    *value = number;
+    return 1;
+}
+
+/* A sysfs number ("2048K", "32M", "3"): bytes (or the plain number); 0 if missing or garbled. */
+static ptrdiff_t
+relu_read_sysfs_size(const char *path)
+{
+    char text[32];
+    if (!relu_read_sysfs_text(path, text, sizeof text)) {
+        return 0;
     }
-    else if (got == 2 && (unit == 'M' || unit == 'm')) {
-        bytes <<= 20;
+    ptrdiff_t value = 0;
+    const char *c = text;
+    if (!relu_parse_decimal(&c, PTRDIFF_MAX >> 30, &value)) {
+        return 0; /* no number, or absurdly large */
     }
-    return bytes;
+    int shift = 0;
+    if (*c == 'K' || *c == 'k') {
+        shift = 10, c++;
+    }
+    else if (*c == 'M' || *c == 'm') {
+        shift = 20, c++;
+    }
+    else if (*c == 'G' || *c == 'g') {
+        shift = 30, c++;
+    }
+    return *c == 0 ? value << shift : 0;
+}
+
+/* CPUs in a sysfs CPU list ("0-1", "0,2-5,8"); 0 if missing or garbled. */
+static int
+relu_read_sysfs_cpu_count(const char *path)
+{
+    char text[1024];
+    if (!relu_read_sysfs_text(path, text, sizeof text)) {
+        return 0;
+    }
+    int count = 0;
+    const char *c = text;
+    enum { RELU_MAX_CPU_NUMBER = 1 << 20 };
+    while (*c) {
+        ptrdiff_t first, last;
+        if (!relu_parse_decimal(&c, RELU_MAX_CPU_NUMBER, &first)) {
+            return 0;
+        }
+        last = first;
+        if (*c == '-') {
+            c++;
+            if (!relu_parse_decimal(&c, RELU_MAX_CPU_NUMBER, &last) || last < first) {
+                return 0;
+            }
+        }
+        count += (int)(last - first + 1);
+        if (count > RELU_MAX_CPU_NUMBER) {
+            return 0; /* more CPUs than any machine has: garbled (and no int overflow) */
+        }
+        if (*c == ',') {
+            c++;
+        }
+        else if (*c != 0) {
+            return 0;
+        }
+    }
+    return count;
 }
 
 /* <root>/devices/system/cpu/cpu0/cache/index<index>/<name> into path; 0 if it does not fit. */
@@ -123,37 +237,38 @@ relu_caches_from_sysfs(const char *sysfs_root, relu_caches *caches)
 {
     caches->l2_bytes = 0;
     caches->llc_bytes = 0;
+    caches->llc_shared_cpus = 0;
     int llc_level = 0;
-    for (int index = 0; index < 8; index++) {
-        char path[4096];
+    /* Indexes are numbered from 0 without gaps; a missing "level" ends the list. */
+    for (int index = 0; index < 16; index++) {
+        char path[4096], type[32];
         if (!relu_sysfs_cache_path(path, sizeof path, sysfs_root, index, "level")) {
             break;
         }
-        const int level = (int)relu_read_sysfs_size(path);
+        const ptrdiff_t level = relu_read_sysfs_size(path);
         if (level <= 0) {
             break;
         }
-        /* "type" and "size" are no longer than "level": their paths fit too. */
+        /* "type", "size" and "shared_cpu_list" paths are no longer than a "level" that fit. */
         relu_sysfs_cache_path(path, sizeof path, sysfs_root, index, "type");
-        FILE *file = fopen(path, "r");
-        char type[16] = "";
-        if (file != NULL) {
-            if (fscanf(file, "%15s", type) != 1) {
-                type[0] = 0;
-            }
-            fclose(file);
-        }
-        if (strcmp(type, "Instruction") == 0) {
-            continue;
+        if (!relu_read_sysfs_text(path, type, sizeof type) ||
+            (strcmp(type, "Data") != 0 && strcmp(type, "Unified") != 0)) {
+            continue; /* instruction caches, and caches whose type is unknown */
         }
         relu_sysfs_cache_path(path, sizeof path, sysfs_root, index, "size");
         const ptrdiff_t size = relu_read_sysfs_size(path);
-        if (level == 2 && size > 0) {
+        if (size <= 0) {
+            continue;
+        }
+        if (level == 2) {
             caches->l2_bytes = size;
         }
-        if (level >= llc_level && size > 0) {
-            llc_level = level;
+        /* The last level is level 2 or above: an L1 alone (a garbled tree) says nothing of it. */
+        if (level >= 2 && level >= llc_level) {
+            llc_level = (int)level;
             caches->llc_bytes = size;
+            relu_sysfs_cache_path(path, sizeof path, sysfs_root, index, "shared_cpu_list");
+            caches->llc_shared_cpus = relu_read_sysfs_cpu_count(path);
         }
     }
     const int found = caches->l2_bytes > 0 || caches->llc_bytes > 0;
@@ -164,28 +279,42 @@ relu_caches_from_sysfs(const char *sysfs_root, relu_caches *caches)
 }
 
 relu_caches
-relu_detect_caches(void)
+relu_read_caches(const char *sysfs_root, long sysconf_l2, long sysconf_l3)
 {
-    relu_caches caches = {0, 0, "default"};
-#if defined(_SC_LEVEL3_CACHE_SIZE) && defined(_SC_LEVEL2_CACHE_SIZE)
-    const long l2_size = sysconf(_SC_LEVEL2_CACHE_SIZE), l3_size = sysconf(_SC_LEVEL3_CACHE_SIZE);
-    if (l2_size > 0) {
-        caches.l2_bytes = (ptrdiff_t)l2_size;
-        caches.llc_bytes = l3_size > 0 ? (ptrdiff_t)l3_size : caches.l2_bytes;
-        caches.source = "sysconf";
-        return caches;
+    relu_caches caches = {0, 0, 0, "default"};
+    relu_caches_from_sysfs(sysfs_root, &caches);
+    if (caches.l2_bytes <= 0 && sysconf_l2 > 0) {
+        caches.l2_bytes = (ptrdiff_t)sysconf_l2;
     }
-#endif
-    if (!relu_caches_from_sysfs("/sys", &caches)) {
-        caches.source = "default";
+    if (caches.llc_bytes <= 0) {
+        if (sysconf_l3 > 0) {
+            caches.llc_bytes = (ptrdiff_t)sysconf_l3;
+            caches.source = "sysconf";
+        }
+        else if (sysconf_l2 > 0) {
+            caches.llc_bytes = (ptrdiff_t)sysconf_l2;
+            caches.source = "sysconf";
+        }
     }
     if (caches.l2_bytes <= 0) {
         caches.l2_bytes = RELU_DEFAULT_L2_BYTES;
     }
     if (caches.llc_bytes <= 0) {
         caches.llc_bytes = RELU_DEFAULT_LLC_BYTES;
+        caches.source = "default";
     }
     return caches;
+}
+
+relu_caches
+relu_detect_caches(void)
+{
+    long l2_size = 0, l3_size = 0;
+#if defined(_SC_LEVEL3_CACHE_SIZE) && defined(_SC_LEVEL2_CACHE_SIZE)
+    l2_size = sysconf(_SC_LEVEL2_CACHE_SIZE);
+    l3_size = sysconf(_SC_LEVEL3_CACHE_SIZE);
+#endif
+    return relu_read_caches("/sys", l2_size, l3_size);
 }
 
 /*
@@ -193,23 +322,42 @@ relu_detect_caches(void)
  *
  * Streaming stores pay once input and output no longer fit in the caches that give a core more
  * bandwidth than memory does: they skip the read-for-ownership of the output and leave the
- * cache to the input. Where that happens depends on the cache design, so the rule is per
- * vendor, from measurements (BENCHMARKS.md):
- *  - Intel: from the size of the L2. On a Xeon (Emerald Rapids: 2 MiB L2, 260 MiB L3 shared by
- *    the whole socket, a 2-vCPU KVM guest) streaming stores win from 2 MiB outputs (1.3 x at
- *    4 MiB, 1.9 x at 512 MiB) and lose below (0.6 x at 64 KiB-1 MiB): the mesh L3 gives one
- *    core about what memory gives it.
- *  - others (AMD Zen measured): from twice the last-level cache; below that regular stores win
- *    (streaming ones run 0.6 x in the L3).
- * ONNX_RELU_NT_THRESHOLD overrides it (the Python package reads it at import).
+ * cache to the input. Below that they lose (they bypass a cache that would have absorbed the
+ * writes). Where the crossover falls depends on the cache design, so the rule is per vendor,
+ * from these measurements (out of place, float32, 1 thread, streaming / regular stores, same run,
+ * medians; `python -m onnx_relu.bench --scan`, before it benchmarks/threshold_scan.py):
+ *
+ *   output size          64K   256K   1M    2M    4M    8M    16M   32M   64M   256M  512M
+ *   Intel Xeon EMR       0.6   0.6    0.6   ~1.0  1.3   -     -     -     -     -     1.9
+ *   AMD EPYC Zen 5       0.61  0.58   0.62  0.66  0.62  -     1.32  -     1.08  1.03  -
+ *   AMD EPYC Zen 3       0.39  0.40   1.41  0.90  1.04  1.92  1.79  1.21  1.22  -     -
+ *
+ * Caches (per core's view): Intel L2 2 MiB, L3 260 MiB; Zen 5 L2 1 MiB, L3 32 MiB; Zen 3 L2
+ * 512 KiB, L3 32 MiB. Intel: BENCHMARKS.md and FIELD-NOTES. Zen 5: FIELD-NOTES (AVX-512, a
+ * 2-vCPU KVM guest), where also at 2 threads and 64 MiB streaming ran 42-51 GB/s against
+ * regular stores' 31. Zen 3: `python -m onnx_relu.bench --scan` of 2026-12-01 (AVX2, a 2-vCPU
+ * KVM guest shared with other builds, load average 5-6: single sizes swing, e.g. the 1M
+ * cell; the order of magnitude and the crossover between 4 and 8 MiB are what it shows).
+ *  - Intel: from the size of the L2. The mesh L3 gives one core about what memory gives it, so
+ *    streaming wins as soon as the data leaves the L2.
+ *  - AMD (and unknown vendors, as the better-tested guess): from half the last-level cache as
+ *    one core sees it (its core complex's L3; never glibc's sysconf figure, which is the whole
+ *    package's), i.e. where input and output together fill that L3: 16 MiB on both EPYCs
+ *    (32 MiB L3). Regular stores win well inside the L3 (0.4-0.6 x for streaming) and lose from
+ *    there on. On the Zen 3, whose L2 is half the Zen 5's, streaming already won from 4-8 MiB;
+ *    the rule keeps 16 MiB, where both AMD machines gain (1.3-1.8 x), rather than chase one
+ *    noisy crossover; the scan prints the setting that moves it.
+ * ONNX_RELU_NT_THRESHOLD overrides it (the Python package reads it at import); `onnx-relu bench
+ * --scan` measures the crossover of the machine it runs on and prints that setting.
  */
 ptrdiff_t
 relu_default_nt_bytes(const relu_caches *caches, relu_vendor vendor)
 {
     if (vendor == RELU_VENDOR_INTEL) {
-        return caches->l2_bytes;
+        return caches->l2_bytes > 0 ? caches->l2_bytes : RELU_DEFAULT_L2_BYTES;
     }
-    return caches->llc_bytes > PTRDIFF_MAX / 2 ? PTRDIFF_MAX : 2 * caches->llc_bytes;
+    const ptrdiff_t llc = caches->llc_bytes > 0 ? caches->llc_bytes : RELU_DEFAULT_LLC_BYTES;
+    return llc / 2;
 }
 
 void
@@ -279,6 +427,7 @@ relu_get_tuning(void)
         .nt_isa = (relu_isa)RELU_LOAD(relu_tuning.nt_isa),
         .best_nt_isa = relu_best_isa,
         .caches = relu_found_caches,
+        .vendor = relu_found_vendor,
     };
     return report;
 }

@@ -25,33 +25,48 @@ RELU_API const char *relu_isa_name(relu_isa isa);
 /* The ISA of that name, or -1 if there is none. */
 RELU_API int relu_isa_from_name(const char *name);
 
-/* Cache sizes in bytes (0: not found) and where they came from: "sysconf", "sysfs", "default". */
+/* Cache sizes in bytes (0: not found) and where they came from: "sysfs", "sysconf", "default". */
 typedef struct {
     ptrdiff_t l2_bytes;
-    ptrdiff_t llc_bytes; /* the last-level cache */
-    const char *source;
+    ptrdiff_t llc_bytes;  /* the last-level data/unified cache, as one CPU sees it */
+    int llc_shared_cpus;  /* CPUs sharing that cache (sysfs shared_cpu_list); 0 if not known */
+    const char *source;   /* of llc_bytes (the size the streaming rule depends on most) */
 } relu_caches;
 
 /*
  * The data/unified caches of cpu0 as Linux describes them under `sysfs_root` (normally "/sys";
- * another root reads a copy of such a tree): sizes of the level-2 cache and of the highest level.
+ * another root reads a recorded copy of such a tree): <root>/devices/system/cpu/cpu0/cache/
+ * index<i>/{level,type,size,shared_cpu_list}. Sets the level-2 size and the size of the highest
+ * level. A file that is missing or garbled (not "<digits>[K|M|G]") leaves its cache out.
  * Returns 1 and sets source to "sysfs" if a size was found, else 0 with both sizes 0.
  */
 RELU_API int relu_caches_from_sysfs(const char *sysfs_root, relu_caches *caches);
 
 /*
- * This machine's caches: from the C library (glibc's sysconf), else from /sys, else defaults
- * (1 MiB L2, 32 MiB last level).
+ * The caches from the per-CPU view first: sysfs under `sysfs_root`; then the C library's
+ * figures (`sysconf_l2`, `sysconf_l3`: what sysconf(_SC_LEVEL2/3_CACHE_SIZE) says, <= 0 for
+ * nothing) for a size sysfs lacks; then defaults (1 MiB L2, 32 MiB last level). sysconf comes
+ * last because glibc reports the whole package's L3 on some CPUs (320 MiB on an AMD EPYC whose
+ * cores each see a 32 MiB L3; 256 MiB on the Zen 3 of 2026-11-30 with 32 MiB per core complex).
+ * Pure: reads only the files under `sysfs_root`, so tests feed it recorded trees.
  */
+RELU_API relu_caches relu_read_caches(const char *sysfs_root, long sysconf_l2, long sysconf_l3);
+
+/* This machine's caches: relu_read_caches("/sys", sysconf(L2), sysconf(L3)). */
 RELU_API relu_caches relu_detect_caches(void);
 
 /* CPU vendors whose caches call for different streaming-store thresholds. */
-typedef enum { RELU_VENDOR_OTHER = 0, RELU_VENDOR_INTEL } relu_vendor;
+typedef enum { RELU_VENDOR_OTHER = 0, RELU_VENDOR_INTEL, RELU_VENDOR_AMD } relu_vendor;
 
-/* This CPU's vendor, as far as the streaming-store threshold cares (OTHER without streaming stores). */
+/* "other", "intel", "amd". */
+RELU_API const char *relu_vendor_name(relu_vendor vendor);
+/* The vendor of a CPUID vendor string ("GenuineIntel", "AuthenticAMD", "HygonGenuine"). */
+RELU_API relu_vendor relu_vendor_from_cpuid(const char *vendor_id);
+/* This CPU's vendor: relu_vendor_from_cpuid of its CPUID leaf 0 (OTHER off x86-64). */
 RELU_API relu_vendor relu_detect_vendor(void);
 
-/* The output size from which relu_compute uses streaming stores (out of place), for these caches. */
+/* The output size from which relu_compute uses streaming stores (out of place), for these
+ * caches and vendor: the measured rule of relu_tuning.c. Pure. */
 RELU_API ptrdiff_t relu_default_nt_bytes(const relu_caches *caches, relu_vendor vendor);
 
 /* Detects the best ISA, the caches and the vendor, and sets the ISA and streaming-store
@@ -86,6 +101,7 @@ typedef struct {
     relu_isa nt_isa;
     relu_isa best_nt_isa;
     relu_caches caches;
+    relu_vendor vendor;
 } relu_tuning_report;
 
 RELU_API relu_tuning_report relu_get_tuning(void);

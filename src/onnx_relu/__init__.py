@@ -22,6 +22,8 @@ array([0., 0., 2.])
 (13, 'Relu-14')
 """
 
+import atexit as _atexit
+
 from ._api import check_dtype, relu, relu_ufunc
 from .errors import (
     InputTypeMismatchError,
@@ -37,6 +39,7 @@ from .errors import (
     UnsupportedOperatorError,
     UnsupportedTypeError,
 )
+from .tuning import _turn_off_output_cache
 from .tuning import configure_from_environment as _configure_from_environment
 from .tuning import get_num_threads, num_threads, set_num_threads
 from .versions import LATEST_VERSION, RELU_VERSIONS, ReluVersion, relu_version
@@ -46,6 +49,10 @@ from ._version import __version__  # noqa: E402
 
 _configure_from_environment()
 del _configure_from_environment
+# The output cache (onnx_relu.tuning.cache_info) gives its idle blocks back and turns off when the
+# interpreter exits; the compiled module also empties it after the last array is freed.
+_atexit.register(_turn_off_output_cache)
+del _atexit, _turn_off_output_cache
 
 __all__ = [
     "relu",

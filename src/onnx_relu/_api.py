@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from ._relu import _empty_like as _cached_empty_like
 from ._relu import relu as relu_ufunc
 from .dtypes import describe_dtype, native
 from .errors import InvalidOutputError, UnsupportedTypeError
@@ -164,6 +165,11 @@ def relu(x: object, /, out: object = None, *, opset: int | None = None) -> Any:
     signalling bit untouched); every other input (-0.0, -inf, negatives, negative subnormals)
     gives +0.0. Integers: ``y = x`` if ``x > 0`` else 0. No floating-point flags are raised.
 
+    Without ``out``, outputs of at least 1 MiB (of a C- or F-contiguous ``numpy.ndarray``) come
+    from a bounded cache of blocks freed by earlier outputs, so that repeated calls do not pay
+    for fresh pages; they are ordinary arrays in every other respect
+    (:func:`onnx_relu.tuning.cache_info`).
+
     Examples
     --------
     >>> import numpy as np
@@ -198,7 +204,10 @@ def relu(x: object, /, out: object = None, *, opset: int | None = None) -> Any:
     dtype = x.dtype
     if dtype in allowed:
         if out is None:
-            return relu_ufunc(x)
+            # Large outputs come from the output cache (onnx_relu.tuning.cache_info): fresh
+            # pages from the OS cost more than relu itself. None: let the ufunc allocate.
+            cached = _cached_empty_like(x)
+            return relu_ufunc(x) if cached is None else relu_ufunc(x, out=cached)
         # Fast path for the common out= call (a plain, writeable, contiguous array of the same
         # dtype and shape): the full checks below cost more than the ufunc call on small arrays.
         if type(out) is np.ndarray and out.dtype is dtype and out.shape == x.shape:

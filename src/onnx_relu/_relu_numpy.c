@@ -21,7 +21,11 @@
 #include <numpy/dtype_api.h>
 
 #include <string.h>
+#if defined(__unix__) || defined(__APPLE__)
+#include <unistd.h> /* sysconf */
+#endif
 
+#include "_relu_blocks.h"
 #include "relu_kernel.h"
 #include "relu_pool.h"
 #include "relu_tuning.h"
@@ -185,13 +189,15 @@ relu_tuning_dict(void)
 {
     const relu_tuning_report tuning = relu_get_tuning();
     return Py_BuildValue(
-        "{s:i,s:i,s:O,s:n,s:n,s:s,s:n,s:n,s:n,s:n,s:n,s:s,s:s,s:i}",
+        "{s:i,s:i,s:O,s:n,s:n,s:i,s:s,s:s,s:n,s:n,s:n,s:n,s:n,s:s,s:s,s:i}",
         "num_threads", tuning.num_threads,
         "max_threads", (int)RELU_MAX_THREADS,
         "threads_supported", tuning.threads_supported ? Py_True : Py_False,
         "l2_bytes", (Py_ssize_t)tuning.caches.l2_bytes,
         "llc_bytes", (Py_ssize_t)tuning.caches.llc_bytes,
+        "llc_shared_cpus", tuning.caches.llc_shared_cpus,
         "cache_source", tuning.caches.source,
+        "vendor", relu_vendor_name(tuning.vendor),
         "parallel_threshold", (Py_ssize_t)tuning.thresholds.parallel_bytes,
         "min_chunk", (Py_ssize_t)tuning.thresholds.min_chunk_bytes,
         "nt_threshold", (Py_ssize_t)tuning.thresholds.nt_bytes,
@@ -242,6 +248,82 @@ relu_py_set_tuning(PyObject *NPY_UNUSED(self), PyObject *args, PyObject *kwargs)
     return previous;
 }
 
+/* Cache detection and the streaming-store rule on given inputs (the recorded-tree tests, the
+ * scan's report): the kernel's pure functions. */
+
+#if defined(_SC_LEVEL3_CACHE_SIZE) && defined(_SC_LEVEL2_CACHE_SIZE)
+#define RELU_SYSCONF(name) sysconf(name)
+#else
+#define RELU_SYSCONF(name) 0L
+#endif
+
+static PyObject *
+relu_py_read_caches(PyObject *NPY_UNUSED(self), PyObject *args, PyObject *kwargs)
+{
+    static char *keywords[] = {"sysfs_root", "sysconf_l2", "sysconf_l3", NULL};
+    PyObject *root_obj = NULL;
+    PyObject *l2_obj = Py_None, *l3_obj = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O&|$OO:_read_caches", keywords,
+                                     PyUnicode_FSConverter, &root_obj, &l2_obj, &l3_obj)) {
+        return NULL;
+    }
+    long l2 = 0, l3 = 0;
+    if (l2_obj == Py_None) {
+        l2 = RELU_SYSCONF(_SC_LEVEL2_CACHE_SIZE);
+    }
+    else if ((l2 = PyLong_AsLong(l2_obj)) == -1 && PyErr_Occurred()) {
+        Py_DECREF(root_obj);
+        return NULL;
+    }
+    if (l3_obj == Py_None) {
+        l3 = RELU_SYSCONF(_SC_LEVEL3_CACHE_SIZE);
+    }
+    else if ((l3 = PyLong_AsLong(l3_obj)) == -1 && PyErr_Occurred()) {
+        Py_DECREF(root_obj);
+        return NULL;
+    }
+    const relu_caches caches = relu_read_caches(PyBytes_AS_STRING(root_obj), l2, l3);
+    Py_DECREF(root_obj);
+    return Py_BuildValue("{s:n,s:n,s:i,s:s}", "l2_bytes", (Py_ssize_t)caches.l2_bytes,
+                         "llc_bytes", (Py_ssize_t)caches.llc_bytes, "llc_shared_cpus",
+                         caches.llc_shared_cpus, "cache_source", caches.source);
+}
+
+static PyObject *
+relu_py_vendor_from_cpuid(PyObject *NPY_UNUSED(self), PyObject *arg)
+{
+    const char *vendor_id = PyUnicode_AsUTF8(arg);
+    if (vendor_id == NULL) {
+        return NULL;
+    }
+    return PyUnicode_FromString(relu_vendor_name(relu_vendor_from_cpuid(vendor_id)));
+}
+
+static PyObject *
+relu_py_default_nt_threshold(PyObject *NPY_UNUSED(self), PyObject *args, PyObject *kwargs)
+{
+    static char *keywords[] = {"vendor", "l2_bytes", "llc_bytes", NULL};
+    const char *vendor_name;
+    Py_ssize_t l2, llc;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "snn:_default_nt_threshold", keywords,
+                                     &vendor_name, &l2, &llc)) {
+        return NULL;
+    }
+    int vendor = -1;
+    for (int v = RELU_VENDOR_OTHER; v <= RELU_VENDOR_AMD; v++) {
+        if (strcmp(vendor_name, relu_vendor_name((relu_vendor)v)) == 0) {
+            vendor = v;
+        }
+    }
+    if (vendor < 0) {
+        PyErr_Format(PyExc_ValueError, "unknown vendor '%s'; allowed: 'intel', 'amd', 'other'",
+                     vendor_name);
+        return NULL;
+    }
+    const relu_caches caches = {l2, llc, 0, "given"};
+    return PyLong_FromSsize_t(relu_default_nt_bytes(&caches, (relu_vendor)vendor));
+}
+
 /* ------------------------------------------------------------------------------------------ */
 /* The copy ceiling                                                                            */
 /* ------------------------------------------------------------------------------------------ */
@@ -286,6 +368,136 @@ relu_py_copy(PyObject *NPY_UNUSED(self), PyObject *args, PyObject *kwargs)
 }
 
 /* ------------------------------------------------------------------------------------------ */
+/* The output cache: relu's large outputs through a NumPy memory handler (NEP 49)               */
+/* ------------------------------------------------------------------------------------------ */
+
+static void *
+relu_handler_malloc(void *NPY_UNUSED(ctx), size_t size)
+{
+    return relu_blocks_alloc(size, 0);
+}
+
+static void *
+relu_handler_calloc(void *NPY_UNUSED(ctx), size_t count, size_t item_size)
+{
+    if (item_size != 0 && count > SIZE_MAX / item_size) {
+        return NULL;
+    }
+    return relu_blocks_alloc(count * item_size, 1);
+}
+
+static void *
+relu_handler_realloc(void *NPY_UNUSED(ctx), void *data, size_t size)
+{
+    return relu_blocks_realloc(data, size);
+}
+
+static void
+relu_handler_free(void *NPY_UNUSED(ctx), void *data, size_t NPY_UNUSED(size))
+{
+    relu_blocks_free(data); /* the block's header knows its size (resize changes numpy's) */
+}
+
+static PyDataMem_Handler relu_mem_handler = {
+    "onnx_relu_output_cache",
+    1,
+    {NULL, relu_handler_malloc, relu_handler_calloc, relu_handler_realloc, relu_handler_free},
+};
+
+/* The handler as a capsule (made at import, never freed: arrays keep a reference to it). */
+static PyObject *relu_mem_handler_capsule = NULL;
+
+/*
+ * _empty_like(x): a new uninitialised array like x (same dtype, shape and memory order, a plain
+ * ndarray owning its data) whose memory comes from the output cache; None where relu should let
+ * the ufunc allocate as usual: a cache that is off, an input that is not an exact ndarray or not
+ * C- or F-contiguous (the ufunc then picks the layout), a 0-d one (relu returns a scalar) or one
+ * smaller than the cache's minimum.
+ *
+ * The handler is current only for this one allocation, then the previous one (a context
+ * variable, so per thread and per asyncio task) is put back: no other array is affected.
+ */
+static PyObject *
+relu_py_empty_like(PyObject *NPY_UNUSED(self), PyObject *arg)
+{
+    if (!PyArray_CheckExact(arg) || !relu_blocks_enabled()) {
+        Py_RETURN_NONE;
+    }
+    PyArrayObject *x = (PyArrayObject *)arg;
+    const npy_intp nbytes = PyArray_NBYTES(x);
+    if (PyArray_NDIM(x) == 0 || nbytes == 0 || (size_t)nbytes < relu_blocks_min_bytes() ||
+        !(PyArray_IS_C_CONTIGUOUS(x) || PyArray_IS_F_CONTIGUOUS(x))) {
+        Py_RETURN_NONE;
+    }
+    PyObject *previous = PyDataMem_SetHandler(relu_mem_handler_capsule);
+    if (previous == NULL) {
+        return NULL;
+    }
+    PyArray_Descr *descr = PyArray_DESCR(x);
+    Py_INCREF(descr); /* stolen */
+    PyObject *result = PyArray_NewLikeArray(x, NPY_KEEPORDER, descr, 0);
+    PyObject *ours = PyDataMem_SetHandler(previous);
+    Py_DECREF(previous);
+    if (ours == NULL) {
+        Py_XDECREF(result);
+        return NULL;
+    }
+    Py_DECREF(ours);
+    return result;
+}
+
+static PyObject *
+relu_cache_dict(relu_blocks_stats stats)
+{
+    return Py_BuildValue("{s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:n}",
+                         "max_bytes", (Py_ssize_t)stats.max_bytes,
+                         "min_bytes", (Py_ssize_t)stats.min_bytes,
+                         "cached_bytes", (Py_ssize_t)stats.cached_bytes,
+                         "cached_blocks", (Py_ssize_t)stats.cached_blocks,
+                         "live_blocks", (Py_ssize_t)stats.live_blocks,
+                         "live_bytes", (Py_ssize_t)stats.live_bytes,
+                         "hits", (Py_ssize_t)stats.hits,
+                         "misses", (Py_ssize_t)stats.misses,
+                         "failures", (Py_ssize_t)stats.failures);
+}
+
+static PyObject *
+relu_py_cache_info(PyObject *NPY_UNUSED(self), PyObject *NPY_UNUSED(args))
+{
+    return relu_cache_dict(relu_blocks_get_stats());
+}
+
+static PyObject *
+relu_py_set_cache(PyObject *NPY_UNUSED(self), PyObject *args, PyObject *kwargs)
+{
+    static char *keywords[] = {"max_bytes", "min_bytes", NULL};
+    Py_ssize_t max_bytes = -1, min_bytes = -1;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$nn:_set_cache", keywords, &max_bytes,
+                                     &min_bytes)) {
+        return NULL;
+    }
+    return relu_cache_dict(relu_blocks_configure(max_bytes, min_bytes));
+}
+
+static PyObject *
+relu_py_release_cache(PyObject *NPY_UNUSED(self), PyObject *NPY_UNUSED(args))
+{
+    size_t released;
+    Py_BEGIN_ALLOW_THREADS
+    released = relu_blocks_release();
+    Py_END_ALLOW_THREADS
+    return PyLong_FromSize_t(released);
+}
+
+/* At the very end of the interpreter (after every array it frees while finalising): off and
+ * empty, so nothing stays mapped by the cache. */
+static void
+relu_cache_at_exit(void)
+{
+    relu_blocks_configure(0, -1);
+}
+
+/* ------------------------------------------------------------------------------------------ */
 /* Module definition                                                                           */
 /* ------------------------------------------------------------------------------------------ */
 
@@ -299,6 +511,25 @@ static PyMethodDef relu_methods[] = {
     {"_set_tuning", (PyCFunction)(void (*)(void))relu_py_set_tuning, METH_VARARGS | METH_KEYWORDS,
      "_set_tuning(*, parallel_threshold, nt_threshold, min_chunk, nt_isa, spin_ns) -> previous.\n"
      "For tests and benchmarks; thresholds are output sizes in bytes, -1 leaves one unchanged."},
+    {"_empty_like", relu_py_empty_like, METH_O,
+     "_empty_like(x) -> array or None: relu's output for x from the output cache (see the C)."},
+    {"_cache_info", relu_py_cache_info, METH_NOARGS,
+     "_cache_info() -> dict: the output cache's cap, minimum size, idle and live blocks, hits."},
+    {"_set_cache", (PyCFunction)(void (*)(void))relu_py_set_cache, METH_VARARGS | METH_KEYWORDS,
+     "_set_cache(*, max_bytes=-1, min_bytes=-1) -> previous _cache_info(); -1 leaves one as is."},
+    {"_release_cache", relu_py_release_cache, METH_NOARGS,
+     "_release_cache() -> int: unmaps the cache's idle blocks; returns the bytes released."},
+    {"_read_caches", (PyCFunction)(void (*)(void))relu_py_read_caches,
+     METH_VARARGS | METH_KEYWORDS,
+     "_read_caches(sysfs_root, *, sysconf_l2=None, sysconf_l3=None) -> dict: the caches as the\n"
+     "kernel reads them from a sysfs tree (a recorded one in tests), then the sysconf figures\n"
+     "(None: this machine's), then defaults. Keys: l2_bytes, llc_bytes, llc_shared_cpus,\n"
+     "cache_source."},
+    {"_vendor_from_cpuid", relu_py_vendor_from_cpuid, METH_O,
+     "_vendor_from_cpuid(vendor_id) -> 'intel', 'amd' or 'other'."},
+    {"_default_nt_threshold", (PyCFunction)(void (*)(void))relu_py_default_nt_threshold,
+     METH_VARARGS | METH_KEYWORDS,
+     "_default_nt_threshold(vendor, l2_bytes, llc_bytes) -> bytes: the kernel's streaming rule."},
     {"_copy", (PyCFunction)(void (*)(void))relu_py_copy, METH_VARARGS | METH_KEYWORDS,
      "_copy(src, dst, *, nontemporal=True): the benchmark harness's copy ceiling.\n"
      "Copies with streaming (or regular) stores on the current threads, split like a relu call;\n"
@@ -324,6 +555,18 @@ PyInit__relu(void)
 
     if (relu_kernel_init() != 0) {
         PyErr_SetString(PyExc_ImportError, "onnx_relu._relu: pthread_atfork failed");
+        return NULL;
+    }
+    if (relu_blocks_init() != 0) {
+        PyErr_SetString(PyExc_ImportError, "onnx_relu._relu: pthread_atfork failed");
+        return NULL;
+    }
+    relu_mem_handler_capsule = PyCapsule_New(&relu_mem_handler, "mem_handler", NULL);
+    if (relu_mem_handler_capsule == NULL) {
+        return NULL;
+    }
+    if (Py_AtExit(relu_cache_at_exit) < 0) {
+        PyErr_SetString(PyExc_ImportError, "onnx_relu._relu: no room for an exit handler");
         return NULL;
     }
     module = PyModule_Create(&relu_module);

@@ -10,7 +10,13 @@ the smallest chunk a thread gets, the streaming-store instruction set, how long 
 spin) and what it detected about the machine (cache sizes) are read with :func:`kernel_tuning`
 and changed with :func:`set_kernel_tuning` or, for a block, :func:`kernel_tuned`; tests and
 benchmarks use them to reach every code path on small arrays. :func:`copy_ceiling` is the
-benchmark's copy, split and stored like a relu call. This module wraps the compiled module's
+benchmark's copy, split and stored like a relu call.
+
+The output cache: ``relu(x)`` takes outputs of at least 1 MiB from a bounded cache of blocks
+freed by earlier outputs (NumPy's memory-handler API, set only for those outputs), because fresh
+pages from the OS cost more than relu itself. Idle blocks are capped at 1 GiB
+(``ONNX_RELU_CACHE_BYTES``; 0 turns the cache off); :func:`cache_info`, :func:`set_cache_limits`
+and :func:`release_cache` inspect, change and empty it. This module wraps the compiled module's
 private functions, so that tests, tools and benchmarks need none of them.
 """
 
@@ -38,6 +44,12 @@ __all__ = [
     "kernel_tuning",
     "set_kernel_tuning",
     "kernel_tuned",
+    "ENV_PARALLEL_THRESHOLD",
+    "ENV_CACHE_BYTES",
+    "ENV_CACHE_MIN_BYTES",
+    "cache_info",
+    "set_cache_limits",
+    "release_cache",
     "copy_ceiling",
     "parse_size",
     "configure_from_environment",
@@ -45,6 +57,9 @@ __all__ = [
 
 ENV_NUM_THREADS = "ONNX_RELU_NUM_THREADS"
 ENV_NT_THRESHOLD = "ONNX_RELU_NT_THRESHOLD"
+ENV_PARALLEL_THRESHOLD = "ONNX_RELU_PARALLEL_THRESHOLD"
+ENV_CACHE_BYTES = "ONNX_RELU_CACHE_BYTES"
+ENV_CACHE_MIN_BYTES = "ONNX_RELU_CACHE_MIN_BYTES"
 #: The largest thread count the kernel accepts (256).
 MAX_THREADS: int = _relu.MAX_THREADS
 
@@ -255,11 +270,111 @@ def parse_size(text: str) -> int | None:
     return int(match.group(1)) * _UNIT[(match.group(2) or "")[:1].lower()]
 
 
-def configure_from_environment(environ: Mapping[str, str] = os.environ) -> None:
-    """Apply ONNX_RELU_NUM_THREADS and ONNX_RELU_NT_THRESHOLD (``import onnx_relu`` does, once).
+def cache_info() -> dict:
+    """The output cache as it stands, as a new dict.
 
-    A bad value does not stop the import: it gives a RuntimeWarning naming the variable, the
-    value, what is allowed and the default used instead.
+    Keys: ``max_bytes`` (the cap on idle blocks; 0: the cache is off), ``min_bytes`` (outputs of
+    at least this size use the cache), ``cached_bytes`` and ``cached_blocks`` (idle blocks kept
+    for reuse), ``live_blocks`` and ``live_bytes`` (blocks held by arrays now), ``hits`` and
+    ``misses`` (allocations served from idle blocks, and new mappings), ``failures``
+    (allocations that failed: numpy raised MemoryError). Sizes are mapped bytes: a block is its
+    array's size plus a 64-byte header, rounded up to 2 MiB (4 KiB below 2 MiB).
+
+    Examples
+    --------
+    >>> import numpy as np, onnx_relu
+    >>> x = np.ones(1 << 20, dtype=np.float32)  # 4 MiB
+    >>> before = cache_info()["hits"]
+    >>> for _ in range(3):
+    ...     y = onnx_relu.relu(x)  # the block of the previous y comes back
+    ...     del y
+    >>> cache_info()["hits"] - before >= 2
+    True
+    """
+    return _relu._cache_info()
+
+
+def set_cache_limits(*, max_bytes: int | None = None, min_bytes: int | None = None) -> dict:
+    """Change the output cache's cap and minimum size (process-wide); returns :func:`cache_info`
+    as before.
+
+    Parameters
+    ----------
+    max_bytes : int, optional
+        Cap on the bytes of idle blocks; a lower cap gives the oldest ones back to the OS at
+        once; 0 turns the cache off (outputs are allocated by numpy as usual).
+    min_bytes : int, optional
+        Outputs of at least this many bytes come from the cache (default 1 MiB).
+
+    Raises
+    ------
+    ValueError
+        for a negative size; TypeError for one that is not an integer.
+
+    Examples
+    --------
+    >>> previous = set_cache_limits(max_bytes=0)
+    >>> cache_info()["max_bytes"], cache_info()["cached_bytes"]
+    (0, 0)
+    >>> _ = set_cache_limits(max_bytes=previous["max_bytes"])
+    """
+    given = {"max_bytes": max_bytes, "min_bytes": min_bytes}
+    for name, value in given.items():
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise TypeError(f"{name} must be an integer number of bytes, got {value!r}")
+        if value < 0:
+            raise ValueError(f"{name} must be >= 0 bytes, got {value}")
+    return _relu._set_cache(**{name: value for name, value in given.items() if value is not None})
+
+
+def release_cache() -> int:
+    """Give the output cache's idle blocks back to the OS; returns the bytes released.
+
+    Arrays that hold blocks keep them; their blocks come back to the cache when they are freed
+    (so memory that must be free now is freed by deleting the arrays, then this). The cache
+    stays on; ``set_cache_limits(max_bytes=0)`` turns it off. Interpreter exit releases
+    everything.
+
+    Examples
+    --------
+    >>> release_cache() >= 0
+    True
+    >>> cache_info()["cached_bytes"]
+    0
+    """
+    return _relu._release_cache()
+
+
+def _turn_off_output_cache() -> None:
+    """Turn the output cache off and empty it (``import onnx_relu`` registers this at exit)."""
+    _relu._set_cache(max_bytes=0)
+
+
+def _size_from_environment(environ: Mapping[str, str], name: str, allowed: str, default: int):
+    """The size in ``environ[name]`` in bytes; None if unset; a RuntimeWarning and None if bad."""
+    text = environ.get(name, "").strip()
+    if not text:
+        return None
+    size = (1 << 62) if text.lower() == "never" and "never" in allowed else parse_size(text)
+    if size is None:
+        warnings.warn(
+            f"{name}={text!r} is not {allowed}; using the default, {default} bytes",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+    return size
+
+
+def configure_from_environment(environ: Mapping[str, str] = os.environ) -> None:
+    """Apply the ONNX_RELU_* environment variables (``import onnx_relu`` does, once).
+
+    ``ONNX_RELU_NUM_THREADS`` (thread count), ``ONNX_RELU_NT_THRESHOLD`` and
+    ``ONNX_RELU_PARALLEL_THRESHOLD`` (output sizes from which streaming stores and threads are
+    used), ``ONNX_RELU_CACHE_BYTES`` and ``ONNX_RELU_CACHE_MIN_BYTES`` (the output cache's cap
+    and minimum size). A bad value does not stop the import: it gives a RuntimeWarning naming
+    the variable, the value, what is allowed and the default used instead.
 
     Examples
     --------
@@ -284,16 +399,20 @@ def configure_from_environment(environ: Mapping[str, str] = os.environ) -> None:
             )
     _relu._set_num_threads(count)
 
-    text = environ.get(ENV_NT_THRESHOLD, "").strip()
-    if text:
-        size = (1 << 62) if text.lower() == "never" else parse_size(text)
-        if size is None:
-            default = _relu._tuning()["default_nt_threshold"]
-            warnings.warn(
-                f"{ENV_NT_THRESHOLD}={text!r} is not a size in bytes (e.g. 4194304, 4M, 1G)"
-                f" or 'never'; using the default, {default} bytes",
-                RuntimeWarning,
-                stacklevel=2,
-            )
-        else:
-            _relu._set_tuning(nt_threshold=size)
+    tuning = _relu._tuning()
+    cache = _relu._cache_info()
+    sizes = "a size in bytes (e.g. 4194304, 4M, 1G)"
+    nt = _size_from_environment(
+        environ, ENV_NT_THRESHOLD, f"{sizes} or 'never'", tuning["default_nt_threshold"]
+    )
+    parallel = _size_from_environment(
+        environ, ENV_PARALLEL_THRESHOLD, f"{sizes} or 'never'", tuning["parallel_threshold"]
+    )
+    settings = {"nt_threshold": nt, "parallel_threshold": parallel}
+    _relu._set_tuning(**{key: value for key, value in settings.items() if value is not None})
+    cache_bytes = _size_from_environment(
+        environ, ENV_CACHE_BYTES, f"{sizes}; 0 turns the cache off", cache["max_bytes"]
+    )
+    cache_min = _size_from_environment(environ, ENV_CACHE_MIN_BYTES, sizes, cache["min_bytes"])
+    limits = {"max_bytes": cache_bytes, "min_bytes": cache_min}
+    _relu._set_cache(**{key: value for key, value in limits.items() if value is not None})

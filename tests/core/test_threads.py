@@ -376,14 +376,17 @@ def test_bad_environment_variable_is_an_error_under_warnings_as_errors():
 
 
 @pytest.mark.parametrize(
-    ("value", "expected"),
-    [("4194304", 4194304), ("4M", 4 << 20), ("64MiB", 64 << 20), ("512k", 512 << 10),
-     ("1G", 1 << 30), ("never", 1 << 62), ("0", 0)],
+    ("variable", "setting", "value", "expected"),
+    [("ONNX_RELU_NT_THRESHOLD", "nt_threshold", value, expected)
+     for value, expected in [("4194304", 4194304), ("4M", 4 << 20), ("64MiB", 64 << 20),
+                             ("512k", 512 << 10), ("1G", 1 << 30), ("never", 1 << 62), ("0", 0)]]
+    + [("ONNX_RELU_PARALLEL_THRESHOLD", "parallel_threshold", value, expected)
+       for value, expected in [("8M", 8 << 20), ("0", 0), ("never", 1 << 62)]],
 )
-def test_nt_threshold_environment_variable(value, expected):
+def test_threshold_environment_variables(variable, setting, value, expected):
     result = run_python(
-        "import onnx_relu; print(onnx_relu.tuning.kernel_tuning()['nt_threshold'])",
-        {"ONNX_RELU_NT_THRESHOLD": value},
+        f"import onnx_relu; print(onnx_relu.tuning.kernel_tuning()[{setting!r}])",
+        {variable: value},
     )
     assert result.returncode == 0, result.stderr
     assert int(result.stdout) == expected

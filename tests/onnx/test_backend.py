@@ -295,3 +295,54 @@ def test_devices():
 def test_every_error_is_an_onnx_relu_error():
     with pytest.raises(OnnxReluError):
         backend.prepare(relu_model("tensor(int8)", 13))
+
+
+# -- the run path: what is built once, what is checked per call ---------------------------------
+
+
+def test_output_container_is_built_once_per_prepared_model(chained_model):
+    rep = backend.prepare(chained_model)
+    a, b = _mixed_sign(7), _mixed_sign((2, 3), np.float64, seed=1)
+    first, second = rep.run([a, b]), rep.run({"a": a, "b": b})
+    assert type(first) is type(second)  # one namedtuple class, not one per call
+    assert first.a is not a and second.a is not a  # graph inputs as outputs are still copies
+    np.testing.assert_array_equal(second.a, a)
+    # the class is shared by models with the same output names (and so by run_node calls)
+    assert type(backend.prepare(chained_model).run([a, b])) is type(first)
+
+
+@pytest.mark.parametrize(
+    ("value", "error"),
+    [
+        (np.zeros((2, 4), dtype=np.float32), ModelInputError),  # wrong rank: (None,) declared
+        (np.zeros(4, dtype=np.float64), InputTypeMismatchError),
+        (np.zeros(4, dtype=np.float32).astype(">f4"), None),  # byte-swapped: computed
+        ([-1.0, 2.0], InputTypeMismatchError),  # a list is float64 to numpy
+        (np.float32(-3.0), ModelInputError),  # 0-d where one axis is declared
+    ],
+)
+def test_each_call_checks_what_it_feeds(value, error):
+    # The quick path takes only exact arrays of the declared type and shape; everything else
+    # goes through the general checks, whose errors are the same as before the quick path.
+    rep = backend.prepare(relu_model("tensor(float)", LATEST_OPSET))
+    good = _mixed_sign(5)
+    np.testing.assert_array_equal(rep.run([good])[0], expected_relu(good))
+    if error is None:
+        y = rep.run([value])[0]
+        np.testing.assert_array_equal(y, expected_relu(value))
+    else:
+        with pytest.raises(error):
+            rep.run([value])
+    np.testing.assert_array_equal(rep.run((good,))[0], expected_relu(good))
+
+
+def test_large_outputs_come_from_the_output_cache():
+    from onnx_relu.tuning import cache_info
+
+    rep = backend.prepare(relu_model("tensor(float)", LATEST_OPSET))
+    x = _mixed_sign(1 << 20)  # 4 MiB: above the cache's 1 MiB minimum
+    rep.run([x])  # its output, freed at once, leaves a block in the cache
+    hits = cache_info()["hits"]
+    (y,) = rep.run([x])
+    assert cache_info()["hits"] == hits + 1
+    np.testing.assert_array_equal(y, expected_relu(x))

@@ -9,7 +9,8 @@ each array size (default: 6 elements, 64 KiB, 4 MiB, 64 MiB, 512 MiB):
   itself. A ceiling is the best of its copies at the thread count (``np.copyto`` counts at any);
 - numpy ``np.maximum(x, 0, out=y)`` and ``np.maximum(x, 0)``;
 - onnxruntime (io binding, intra-op threads = the thread count) where installed and where it
-  has a kernel for the type;
+  has a kernel for the type, and its allocating ``session.run``;
+- onnx-relu's ONNX backend, ``prepare(model).run([x])``, on the same one-node model;
 - torch ``clamp_min(x, 0, out=y)`` and ``relu_()`` where installed.
 
 Every variant runs at 1 thread and at the default count (peers that run on one thread only,
@@ -22,14 +23,17 @@ non-negative, or zeros, runs faster and would flatter them); the refill is not t
 Throughput is ``2 x bytes / time`` (one read and one write of the array).
 
 Output: tables of GB/s and of same-run ratios (to the ceilings and to each peer at the same
-thread count) and the two overheads (a 6-element call, the import), a JSON file, and a PNG with
+thread count; the allocating call against ``out=`` and ``session.run``; the backend's ``run``
+against ``session.run``) and the two overheads (a 6-element call, the import), a JSON file, and a PNG with
 one panel per type (matplotlib, imported only to draw). The harness reports measurements only:
 ``benchmarks/targets.py`` in the repository holds the performance targets and checks a run's
 JSON against them.
 
 The modules, by job: :mod:`.cases` (sizes, types, data, onnx-relu's and the ceilings' variants),
 :mod:`.peers` (numpy, onnxruntime, torch), :mod:`.timing` (batches, rounds, overheads),
-:mod:`.run` (the run and its ratios), :mod:`.report` (tables, JSON, plot). The harness uses onnx-relu's public API only
+:mod:`.run` (the run and its ratios), :mod:`.report` (tables, JSON, plot), :mod:`.scan` (``--scan``:
+the streaming-store and threading thresholds of this machine, and the environment settings
+that reproduce them). The harness uses onnx-relu's public API only
 (``onnx_relu.tuning``, ``onnx_relu.dtypes``, ``onnx_relu.onnx.ort``).
 """
 
@@ -54,11 +58,13 @@ from .cases import (
 from .peers import PEERS
 from .report import NotBenchmarkResults, format_tables, plot_results, read_results, write_json
 from .run import SCHEMA, run_benchmark
+from .scan import run_scan
 
 __all__ = [
     "main",
     "build_parser",
     "run_benchmark",
+    "run_scan",
     "format_tables",
     "plot_results",
     "read_results",
@@ -102,6 +108,10 @@ def build_parser(prog: str = "python -m onnx_relu.bench") -> argparse.ArgumentPa
     option("--png", default="onnx-relu-bench.png", metavar="PATH",
            help="where to draw the plot (default: %(default)s)")
     option("--no-plot", action="store_true", help="do not draw the PNG")
+    option("--scan", action="store_true",
+           help="instead of the benchmark: scan where streaming stores and threads start to pay"
+           " on this machine (first of --types, default float32; --rounds, default 7) and print"
+           " the ONNX_RELU_* settings that reproduce it")
     option("--replot", metavar="JSON",
            help="only draw --png from an earlier run's JSON and print its tables")
     return parser
@@ -147,6 +157,18 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m onnx_relu.ben
             return 2
         print(format_tables(results))
         return _plot(results, args.png)
+
+    if args.scan:
+        from .scan import STORE_SIZES_KIB, THREAD_SIZES_KIB
+
+        quick = args.quick
+        run_scan(
+            type_name=args.types[0] if args.types != list(TYPES) else "float32",
+            rounds=args.rounds or (2 if quick else 7),
+            store_sizes_kib=(64, 1024, 4096) if quick else STORE_SIZES_KIB,
+            thread_sizes_kib=(256, 2048) if quick else THREAD_SIZES_KIB,
+        )
+        return 0
 
     sizes = args.sizes or [Size.parse(s) for s in (QUICK_SIZES if args.quick else DEFAULT_SIZES)]
     if args.skip_largest:

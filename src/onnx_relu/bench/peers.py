@@ -18,7 +18,15 @@ from onnx_relu.dtypes import RELU_TYPE_BY_NAME
 
 from .cases import Case, Variant
 
-__all__ = ["PEERS", "Peers", "numpy_variants", "ort_sessions", "ort_variants", "torch_variants"]
+__all__ = [
+    "PEERS",
+    "Peers",
+    "numpy_variants",
+    "ort_sessions",
+    "ort_variants",
+    "backend_variants",
+    "torch_variants",
+]
 
 PEERS = ("numpy", "onnxruntime", "torch")
 
@@ -102,7 +110,8 @@ def ort_sessions(
 
 
 def ort_variants(case: Case, sessions: dict[int, Any]) -> list[Variant]:
-    """onnxruntime's Relu into the case's output, one variant per session (thread count)."""
+    """onnxruntime's Relu into the case's output, and ``session.run`` (which allocates its
+    output, from onnxruntime's arena), one of each per session (thread count)."""
     from onnx_relu.onnx import ort
 
     x_value, y_value = ort.ort_value(case.x), ort.ort_value(case.out)
@@ -118,7 +127,29 @@ def ort_variants(case: Case, sessions: dict[int, Any]) -> list[Variant]:
                 lambda run=run, binding=binding: run(binding), spins=threads > 1,
             )
         )
+        feeds = {"X": case.x}
+        variants.append(
+            Variant(
+                "onnxruntime run", "onnxruntime", threads, False,
+                lambda session=session: session.run(None, feeds), spins=threads > 1,
+            )
+        )
     return variants
+
+
+def backend_variants(peers: Peers, case: Case, thread_counts: Sequence[int]) -> list[Variant]:
+    """onnx-relu's ONNX backend running the one-node model onnxruntime runs (needs onnx)."""
+    from onnx_relu.onnx import backend  # imports onnx: only when measured
+
+    rep = backend.prepare(ort_model(peers.onnx, case.name))
+    inputs = [case.x]
+    return [
+        Variant(
+            "onnx_relu backend run", "onnx_relu", threads, False, lambda: rep.run(inputs),
+            lambda threads=threads: onnx_relu.set_num_threads(threads),
+        )
+        for threads in thread_counts
+    ]
 
 
 def torch_variants(peers: Peers, case: Case, thread_counts: Sequence[int]) -> list[Variant]:

@@ -21,7 +21,15 @@ import onnx_relu
 
 from onnx_relu.tuning import default_num_threads, kernel_tuning
 from .cases import DEFAULT_SIZES, TYPES, Case, Size, Variant, relu_variants
-from .peers import PEERS, Peers, numpy_variants, ort_sessions, ort_variants, torch_variants
+from .peers import (
+    PEERS,
+    Peers,
+    backend_variants,
+    numpy_variants,
+    ort_sessions,
+    ort_variants,
+    torch_variants,
+)
 from .timing import calibrate_reps, import_times, measure_case, small_call_overhead
 
 __all__ = ["SCHEMA", "run_benchmark", "summarise", "machine_info"]
@@ -78,6 +86,11 @@ def _case_ratios(
         add("out / copy ceiling", threads, out, ceiling)
         add("inplace / inplace ceiling", threads, inplace, inplace_ceiling)
         add("alloc / copy ceiling", threads, alloc, ceiling)
+        add("alloc / out", threads, alloc, out)
+        ort_run = of("onnxruntime run", threads)
+        add("alloc / onnxruntime run", threads, alloc, ort_run)
+        # speed ratio: >= 1 means the backend's run takes at most onnxruntime's time
+        add("backend run / onnxruntime run", threads, of("onnx_relu backend run", threads), ort_run)
         add("out / onnxruntime", threads, out, of("onnxruntime out", threads))
         add("out / torch clamp_min", threads, out, of("torch clamp_min out", threads))
         add("inplace / torch relu_", threads, inplace, of("torch relu_", threads))
@@ -163,6 +176,8 @@ def run_benchmark(
                     variants += numpy_variants(case)
                 if sessions:
                     variants += ort_variants(case, sessions)
+                if available.onnx is not None:
+                    variants += backend_variants(available, case, thread_counts)
                 if available.torch is not None:
                     variants += torch_variants(available, case, thread_counts)
                 reps = calibrate_reps(case, batch_seconds)
