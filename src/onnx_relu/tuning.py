@@ -236,8 +236,14 @@ def copy_ceiling(src: object, dst: object, *, nontemporal: bool = True) -> None:
     _relu._copy(src, dst, nontemporal=nontemporal)
 
 
-_SIZE = re.compile(r"^\s*(\d+)\s*([kmg]i?b?|b)?\s*$", re.IGNORECASE)
+# ASCII digits only: Python's \d and int() also take other scripts' digits ("\uff13") and
+# int() takes underscores ("3_0"), which no one means in an environment variable.
+_SIZE = re.compile(r"^\s*([0-9]+)\s*([kmg]i?b?|b)?\s*$", re.IGNORECASE)
+_WHOLE_NUMBER = re.compile(r"^[+]?[0-9]+$")
 _UNIT = {"": 1, "b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
+#: The largest streaming-store threshold (what "never" means): 4 EiB. Larger sizes do not fit
+#: the kernel's signed size type and are refused like any other bad value.
+NT_THRESHOLD_NEVER = 1 << 62
 
 
 def parse_size(text: str) -> int | None:
@@ -273,6 +279,8 @@ def configure_from_environment(environ: Mapping[str, str] = os.environ) -> None:
     text = environ.get(ENV_NUM_THREADS, "").strip()
     if text:
         try:
+            if not _WHOLE_NUMBER.match(text):
+                raise ValueError(text)
             count = _checked_count(int(text))
         except (ValueError, TypeError):
             warnings.warn(
@@ -285,8 +293,17 @@ def configure_from_environment(environ: Mapping[str, str] = os.environ) -> None:
 
     text = environ.get(ENV_NT_THRESHOLD, "").strip()
     if text:
-        size = (1 << 62) if text.lower() == "never" else parse_size(text)
-        if size is None:
+        size = NT_THRESHOLD_NEVER if text.lower() == "never" else parse_size(text)
+        if size is not None and size > NT_THRESHOLD_NEVER:
+            default = _relu._tuning()["default_nt_threshold"]
+            warnings.warn(
+                f"{ENV_NT_THRESHOLD}={text!r} is {size} bytes, more than the largest threshold"
+                f" ({NT_THRESHOLD_NEVER} bytes, which is what 'never' means); using the"
+                f" default, {default} bytes",
+                RuntimeWarning,
+                stacklevel=2,
+            )
+        elif size is None:
             default = _relu._tuning()["default_nt_threshold"]
             warnings.warn(
                 f"{ENV_NT_THRESHOLD}={text!r} is not a size in bytes (e.g. 4194304, 4M, 1G)"

@@ -355,7 +355,12 @@ def test_environment_variable_sets_the_count(value):
     assert result.stderr == ""
 
 
-@pytest.mark.parametrize("value", ["abc", "0", "-2", "257", "1.5"])
+@pytest.mark.parametrize(
+    "value",
+    # "3_0" and full-width "\uff13" are numbers to Python's int(), not to a user (issue 13, 12);
+    # the last is beyond any integer the kernel can hold (issue 13, 5).
+    ["abc", "0", "-2", "257", "1.5", "3_0", "\uff13", "9" * 30],
+)
 def test_bad_environment_variable_warns_and_uses_the_default(value):
     result = run_python(
         "import onnx_relu; print(onnx_relu.get_num_threads())", {"ONNX_RELU_NUM_THREADS": value}
@@ -399,6 +404,35 @@ def test_bad_nt_threshold_environment_variable_warns():
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "True"
     assert "ONNX_RELU_NT_THRESHOLD='lots' is not a size in bytes" in result.stderr
+
+
+@pytest.mark.parametrize(
+    "value", ["9000000000G", str(1 << 63), str((1 << 62) + 1), "99999999999999999999999k"]
+)
+def test_huge_nt_threshold_environment_variable_warns(value):
+    # issue 13, item 5: 2**63 bytes or more crashed the import with OverflowError.
+    result = run_python(
+        "import onnx_relu; t = onnx_relu.tuning.kernel_tuning();"
+        " print(t['nt_threshold'] == t['default_nt_threshold'])",
+        {"ONNX_RELU_NT_THRESHOLD": value},
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "True"
+    assert "RuntimeWarning" in result.stderr
+    assert f"ONNX_RELU_NT_THRESHOLD={value!r} is " in result.stderr
+    assert "more than the largest threshold (4611686018427387904 bytes" in result.stderr
+
+
+@pytest.mark.parametrize("value", ["\uff14M", "1_0M"])
+def test_nt_threshold_with_non_ascii_digits_warns(value):
+    result = run_python(
+        "import onnx_relu; t = onnx_relu.tuning.kernel_tuning();"
+        " print(t['nt_threshold'] == t['default_nt_threshold'])",
+        {"ONNX_RELU_NT_THRESHOLD": value},
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "True"
+    assert f"ONNX_RELU_NT_THRESHOLD={value!r} is not a size in bytes" in result.stderr
 
 
 def test_configure_from_environment_directly(restore_tuning):
