@@ -20,6 +20,7 @@ import contextlib
 import operator
 import os
 import re
+import threading
 import warnings
 from collections.abc import Iterator, Mapping
 
@@ -119,12 +120,36 @@ def set_num_threads(n: int) -> int:
     return _relu._set_num_threads(_checked_count(n))
 
 
+class _OpenBlock:
+    """One open :func:`num_threads` block: the count to put back when it ends."""
+
+    __slots__ = ("count_to_restore",)
+
+    def __init__(self, count_to_restore: int) -> None:
+        self.count_to_restore = count_to_restore
+
+
+# The open num_threads blocks of every Python thread, oldest first. One list for the process
+# because the count is the kernel's, process-wide. The lock makes each entry or exit one step.
+_open_blocks: list[_OpenBlock] = []
+_blocks_lock = threading.Lock()
+
+
 @contextlib.contextmanager
 def num_threads(n: int) -> Iterator[int]:
     """Use ``n`` threads inside a ``with`` block, then restore the previous count.
 
     The count is process-wide (not per Python thread): other threads calling relu meanwhile see
     it too. Yields ``n``.
+
+    Blocks may be open in several Python threads at once, in any order. A block that ends
+    while it is the most recently entered open block puts back the count it replaced. One that
+    ends while a newer block is open changes nothing now (the newer block's count stays in
+    force), but hands the count it replaced to the next newer block, which puts that back in
+    its turn: a count set by a block that has ended never outlives it. So thread A entering
+    ``num_threads(1)``, thread B entering ``num_threads(4)``, A leaving, then B leaving gives
+    1, 4, 4, then the count from before A's block. Within one thread blocks nest and each
+    restores exactly the count in force when it began, :func:`set_num_threads` calls included.
 
     Examples
     --------
@@ -135,11 +160,20 @@ def num_threads(n: int) -> Iterator[int]:
     ...     onnx_relu.get_num_threads()
     1
     """
-    previous = set_num_threads(n)
+    count = _checked_count(n)
+    with _blocks_lock:
+        block = _OpenBlock(_relu._set_num_threads(count))
+        _open_blocks.append(block)
     try:
         yield n
     finally:
-        _relu._set_num_threads(previous)
+        with _blocks_lock:
+            index = next(i for i, open_block in enumerate(_open_blocks) if open_block is block)
+            del _open_blocks[index]
+            if index == len(_open_blocks):  # it was the newest: its count goes now
+                _relu._set_num_threads(block.count_to_restore)
+            else:  # the next newer block replaced this block's count: it must restore ours
+                _open_blocks[index].count_to_restore = block.count_to_restore
 
 
 def kernel_tuning() -> dict:

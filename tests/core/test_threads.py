@@ -494,3 +494,64 @@ def test_readme_performance_section_examples_run(restore_tuning):
     for block in blocks:
         exec(compile(block.split("```", 1)[0], "README.md", "exec"), {})
     assert onnx_relu.get_num_threads() == before
+
+
+def test_num_threads_blocks_overlapping_in_two_threads_leave_no_stale_count(restore_tuning):
+    # issue 13, item 10: A enters 1, B enters 4, A exits, B exits left the count at 1 for good.
+    onnx_relu.set_num_threads(3)
+    steps = [threading.Event() for _ in range(4)]
+    seen: dict[str, int] = {}
+    errors: list[BaseException] = []
+
+    def thread_a():
+        try:
+            with onnx_relu.num_threads(1):
+                seen["a_in"] = onnx_relu.get_num_threads()
+                steps[0].set()
+                assert steps[1].wait(30)
+            seen["a_out"] = onnx_relu.get_num_threads()
+            steps[2].set()
+        except BaseException as exc:  # noqa: BLE001 - reported by the main thread
+            errors.append(exc)
+            steps[0].set()
+            steps[2].set()
+
+    def thread_b():
+        try:
+            assert steps[0].wait(30)
+            with onnx_relu.num_threads(4):
+                seen["b_in"] = onnx_relu.get_num_threads()
+                steps[1].set()
+                assert steps[2].wait(30)
+            seen["b_out"] = onnx_relu.get_num_threads()
+        except BaseException as exc:  # noqa: BLE001
+            errors.append(exc)
+            steps[1].set()
+
+    workers = [threading.Thread(target=thread_a), threading.Thread(target=thread_b)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(60)
+    assert errors == []
+    assert seen == {"a_in": 1, "b_in": 4, "a_out": 4, "b_out": 3}
+    assert onnx_relu.get_num_threads() == 3
+
+
+def test_num_threads_blocks_in_one_thread_restore_what_they_replaced(restore_tuning):
+    onnx_relu.set_num_threads(3)
+    with onnx_relu.num_threads(2):
+        onnx_relu.set_num_threads(7)
+        with onnx_relu.num_threads(5):
+            onnx_relu.set_num_threads(6)
+            assert onnx_relu.get_num_threads() == 6
+        assert onnx_relu.get_num_threads() == 7
+    assert onnx_relu.get_num_threads() == 3
+    # Blocks ended out of order (generators closed late) still restore the original count.
+    first, second = onnx_relu.num_threads(1), onnx_relu.num_threads(4)
+    first.__enter__()
+    second.__enter__()
+    first.__exit__(None, None, None)
+    assert onnx_relu.get_num_threads() == 4
+    second.__exit__(None, None, None)
+    assert onnx_relu.get_num_threads() == 3
