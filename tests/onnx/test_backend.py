@@ -104,6 +104,16 @@ def test_byte_swapped_input_is_computed_correctly():
     assert y.tolist() == [0.0, 2.0, 0.0] and np.signbit(y).tolist() == [False] * 3
 
 
+def test_int64_spelled_q_is_computed_as_int64():
+    # issue 13, item 4: numpy's second int64 DType (C long long) was refused with its raw
+    # UFuncTypeError by the ufunc under the backend.
+    x = np.array([-5, 0, 7, -(2**63), 2**63 - 1], dtype=np.longlong)
+    (y,) = backend.run_model(relu_model("tensor(int64)", 14), [x])
+    assert y.dtype == np.int64 and y.tolist() == [0, 0, 7, 0, 2**63 - 1]
+    (y,) = backend.run_model(relu_model("tensor(int64)", 14), [x.astype(">q")])
+    assert y.tolist() == [0, 0, 7, 0, 2**63 - 1]
+
+
 def test_zero_dimensional_tensor_stays_an_array():
     (y,) = backend.run_model(relu_model("tensor(int32)", 14, shape=()), [np.array(-4, np.int32)])
     assert isinstance(y, np.ndarray) and y.shape == () and y == 0
