@@ -60,6 +60,11 @@ def _dispatches_itself(x: object) -> bool:
 
 
 def _checked_out(out: object, x: np.ndarray) -> np.ndarray:
+    """``out`` (unwrapped from a 1-tuple) if it can hold Relu of ``x``, else the error why not.
+
+    ``x`` is a numpy array or, for the objects that handle ufuncs themselves, anything with the
+    ``shape`` and ``dtype`` of one (a pandas Series, an xarray DataArray): the same checks hold.
+    """
     if isinstance(out, tuple) and len(out) == 1:
         out = out[0]
     if not isinstance(out, np.ndarray):
@@ -88,6 +93,55 @@ def _checked_out(out: object, x: np.ndarray) -> np.ndarray:
     if not same_type:
         raise UnsupportedTypeError(
             f"out has type {describe_dtype(out.dtype)} but the input has type"
+            f" {describe_dtype(x.dtype)}; Relu's output has the input's type"
+        )
+    return out
+
+
+class _ShapeAndType:
+    """The shape and dtype of an object that handles ufuncs itself, as :func:`_checked_out` reads
+    them from an array (its shape as a tuple of ints, its dtype as a numpy dtype)."""
+
+    __slots__ = ("shape", "dtype")
+
+    def __init__(self, x: object, dtype: object) -> None:
+        shape = getattr(x, "shape", None)
+        try:
+            self.shape = tuple(int(n) for n in shape) if shape is not None else None
+        except (TypeError, ValueError):  # a lazy shape with unknown extents (dask: nan)
+            self.shape = None
+        self.dtype = np.dtype(dtype)  # type: ignore[call-overload]  (checked by _checked_dtype)
+
+
+def _checked_out_of_handler(out: object, x: _ShapeAndType) -> object:
+    """:func:`_checked_out` for the input ``x`` of an object that handles ufuncs itself.
+
+    ``out`` may then also be such an object (a pandas Series into a Series): its dtype and shape
+    are checked as an array's; whether it is writeable is its own handler's business.
+    """
+    if x.shape is None:
+        raise InvalidOutputError(
+            "out= cannot be checked against an input whose shape is not known yet; call relu"
+            " without out"
+        )
+    target = out[0] if isinstance(out, tuple) and len(out) == 1 else out
+    if isinstance(target, np.ndarray) or not _dispatches_itself(target):
+        return _checked_out(out, x)  # type: ignore[arg-type]
+    shape, dtype = getattr(target, "shape", None), getattr(target, "dtype", None)
+    if shape is None or dtype is None:
+        raise InvalidOutputError(
+            f"out must be a numpy.ndarray or an array-like with shape and dtype, got"
+            f" {type(target).__name__}"
+        )
+    checked = _ShapeAndType(target, dtype)
+    if checked.shape != x.shape:
+        raise InvalidOutputError(
+            f"out has shape {checked.shape} but the input has shape {x.shape};"
+            " Relu's output has the input's shape"
+        )
+    if native(checked.dtype) != native(x.dtype):
+        raise UnsupportedTypeError(
+            f"out has type {describe_dtype(checked.dtype)} but the input has type"
             f" {describe_dtype(x.dtype)}; Relu's output has the input's type"
         )
     return out
@@ -132,7 +186,9 @@ def relu(x, /, out=None, *, opset=None):
         stay lazy or labelled; their dtype is checked first.
     out : numpy.ndarray, optional
         Where to write the result: same shape and type as ``x``, writeable. ``out=x`` works in
-        place and overlapping views are handled.
+        place and overlapping views are handled. For an ``x`` that handles ufuncs itself, the
+        same checks come before dispatching (``out`` may then also be such an object, of the
+        same shape and type).
     opset : int, optional
         The ai.onnx opset version of the model, >= 1; None means the latest. It selects the Relu
         version in force (1 for opsets 1-5, 6 for 6-12, 13 for 13, 14 from 14 on) and so the
@@ -188,7 +244,12 @@ def relu(x, /, out=None, *, opset=None):
                     f" {', '.join(version.types)}"
                 )
             _checked_dtype(dtype, version, opset)
-            return relu_ufunc(x) if out is None else relu_ufunc(x, out=out)
+            if out is None:
+                return relu_ufunc(x)
+            # The handler passes out on to numpy, which would cast into it and broadcast to it:
+            # the checks of an ndarray input come first (issue 13: a pandas Series of 300 into
+            # an int8 out gave 44).
+            return relu_ufunc(x, out=_checked_out_of_handler(out, _ShapeAndType(x, dtype)))
         given, x = x, np.asarray(x)
         if x.dtype.kind == "O":
             raise UnsupportedTypeError(_not_numbers_message(given, version, opset))
