@@ -113,6 +113,25 @@ class _ShapeAndType:
         self.dtype = np.dtype(dtype)  # type: ignore[call-overload]  (checked by _checked_dtype)
 
 
+def _dtype_of_columns(table: object, version: ReluVersion, opset: int | None) -> object | None:
+    """The one dtype of a table's columns (a pandas DataFrame has ``dtypes``, no ``dtype``),
+    None if it has no ``dtypes`` or no column; refused if the columns' types differ."""
+    dtypes = getattr(table, "dtypes", None)
+    if dtypes is None:
+        return None
+    try:
+        found = list(dict.fromkeys(np.dtype(d) for d in dtypes))  # type: ignore[call-overload]
+    except (TypeError, ValueError):  # an extension type numpy does not know (pandas' Int64)
+        found = list(dict.fromkeys(dtypes))
+    if len(found) > 1:
+        names = ", ".join(str(d) for d in found)
+        raise UnsupportedTypeError(
+            f"relu() needs one type for all of a {type(table).__name__}'s columns, got {names};"
+            f" convert them to one of {', '.join(version.types)} first"
+        )
+    return found[0] if found else None
+
+
 def _checked_out_of_handler(out: object, x: _ShapeAndType) -> object:
     """:func:`_checked_out` for the input ``x`` of an object that handles ufuncs itself.
 
@@ -237,6 +256,8 @@ def relu(x, /, out=None, *, opset=None):
     if not isinstance(x, (np.ndarray, np.generic)):
         if _dispatches_itself(x):
             dtype = getattr(x, "dtype", None)
+            if dtype is None:
+                dtype = _dtype_of_columns(x, version, opset)
             if dtype is None:
                 raise UnsupportedTypeError(
                     f"relu() cannot tell the dtype of a {type(x).__name__} object"

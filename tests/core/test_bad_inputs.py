@@ -21,7 +21,7 @@ import onnx_relu
 from onnx_relu import relu
 from onnx_relu.errors import InvalidOpsetError, InvalidOutputError, OnnxReluError, UnsupportedTypeError
 from tests.support import REPOSITORY
-from tests.support.array_likes import UfuncHandler
+from tests.support.array_likes import UfuncHandler, UfuncHandlingTable
 from tests.support.dtypes import REFUSED_TYPES, RELU_DTYPES, RELU_TYPES, relu_type, relu_version_at
 from tests.support.oracle import as_bits, expected_relu
 from tests.support.values import mixed_values
@@ -307,6 +307,32 @@ def test_out_is_checked_for_pandas_series():
     good = np.zeros(2, np.int64)
     relu(series, out=good)
     assert good.tolist() == [300, 0]
+
+
+def test_table_whose_columns_share_one_type_is_computed():
+    # issue 13, item 12: an all-float pandas DataFrame (dtypes, no dtype) was refused with
+    # "cannot tell the dtype".
+    table = UfuncHandlingTable([np.array([-1.5, 2.0]), np.array([3.0, -0.0])])
+    assert relu(table).values.tolist() == [[0.0, 3.0], [2.0, 0.0]]
+    out = np.full((2, 2), 7.0)
+    assert relu(table, out=out) is out and out.tolist() == [[0.0, 3.0], [2.0, 0.0]]
+
+
+def test_table_whose_columns_differ_in_type_is_refused():
+    table = UfuncHandlingTable([np.array([-1.5, 2.0]), np.array([3, -4])])
+    assert_refused(lambda: relu(table), UnsupportedTypeError,
+                   ("needs one type for all of a UfuncHandlingTable's columns, got float64, int64",))
+    assert table.calls == 0
+    refused = UfuncHandlingTable([np.array([1, 2], np.uint8)])
+    assert_refused(lambda: relu(refused), UnsupportedTypeError, ("tensor(uint8)",))
+    assert_refused(lambda: relu(UfuncHandlingTable([])), UnsupportedTypeError, ("cannot tell the dtype",))
+
+
+def test_pandas_data_frame():
+    pd = pytest.importorskip("pandas")  # not a test dependency: tested where installed
+    frame = pd.DataFrame({"a": [-1.5, 2.0], "b": [3.0, -4.0]})
+    assert relu(frame).to_numpy().tolist() == [[0.0, 3.0], [2.0, 0.0]]
+    assert_refused(lambda: relu(pd.DataFrame({"a": [-1.5], "b": [3]})), UnsupportedTypeError, ("columns",))
 
 
 @pytest.mark.parametrize("name", ["i4,(", "0:", "[", "f4 (2)", "m8[foo]", "", "U-1"], ids=repr)

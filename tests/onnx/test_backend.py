@@ -12,6 +12,7 @@ from onnx_relu import backend
 from onnx_relu.errors import (
     InputTypeMismatchError,
     InvalidModelError,
+    InvalidOpsetError,
     ModelInputError,
     OnnxReluError,
     UnsupportedOperatorError,
@@ -292,6 +293,27 @@ def test_run_node():
         backend.run_node(helper.make_node("Abs", ["x"], ["y"]), [x])
     with pytest.raises(ModelInputError):
         backend.run_node(node, [x, x])
+
+
+@pytest.mark.parametrize(
+    ("inputs", "words"),
+    [(None, "got NoneType"), (b"ab", "got bytes"), ("x", "got str"), (3.5, "got float")],
+    ids=["None", "bytes", "str", "float"],
+)
+def test_run_node_refuses_inputs_that_are_no_list_of_arrays(inputs, words):
+    # issue 13, item 12: None gave a plain TypeError, b"ab" "takes one input, got 2".
+    node = helper.make_node("Relu", ["x"], ["y"], name="n")
+    with pytest.raises(ModelInputError, match=f"a list of one array or a dict by input name.*{words}"):
+        backend.run_node(node, inputs)
+
+
+@pytest.mark.parametrize("opset", [10**6, LATEST_OPSET + 1, 0, -1, "14", 1.5])
+def test_run_node_refuses_the_opsets_prepare_refuses(opset):
+    # issue 13, item 12: run_node accepted opset_version=10**6, which prepare refuses.
+    node = helper.make_node("Relu", ["x"], ["y"], name="n")
+    with pytest.raises(InvalidOpsetError, match="opset"):
+        backend.run_node(node, [np.array([-1.0, 2.0])], opset_version=opset)
+    assert backend.run_node(node, [np.array([-1.0, 2.0])], opset_version=LATEST_OPSET).y.tolist() == [0.0, 2.0]
 
 
 def test_devices():

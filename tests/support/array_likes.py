@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["UfuncHandler"]
+__all__ = ["UfuncHandler", "UfuncHandlingTable"]
 
 
 class UfuncHandler:
@@ -48,3 +48,19 @@ class UfuncHandler:
         if out is not None:
             return out[0] if len(out) == 1 else out
         return UfuncHandler(result)
+
+
+class UfuncHandlingTable(UfuncHandler):
+    """A table of columns (a pandas DataFrame stand-in): ``dtypes`` per column, no ``dtype``."""
+
+    def __init__(self, columns: list[np.ndarray]) -> None:
+        super().__init__(np.stack([np.asarray(c) for c in columns], axis=1) if columns else np.empty((0, 0)))
+        self.column_dtypes = [np.asarray(c).dtype for c in columns]
+
+    @property
+    def dtype(self):  # pandas DataFrames have none
+        raise AttributeError("dtype")
+
+    @property
+    def dtypes(self) -> list[np.dtype]:
+        return self.column_dtypes

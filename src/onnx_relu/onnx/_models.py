@@ -30,7 +30,13 @@ from onnx import shape_inference
 
 from ..errors import InvalidModelError
 from ..versions import ReluVersion, version_for_opset
-from ._rules import AI_ONNX_DOMAINS, is_relu, onnx_type_of_elem_type, onnx_type_of_type_proto
+from ._rules import (
+    AI_ONNX_DOMAINS,
+    is_relu,
+    onnx_type_of_elem_type,
+    onnx_type_of_type_proto,
+    printable,
+)
 
 __all__ = [
     "load_model",
@@ -164,10 +170,10 @@ def _subgraphs(node: onnx.NodeProto) -> Iterator[tuple[str, int, str, onnx.Graph
     """(attribute name, position, label suffix, graph) for each graph a node's attributes hold."""
     for attribute in node.attribute:
         if attribute.type == onnx.AttributeProto.GRAPH:
-            yield attribute.name, 0, attribute.name, attribute.g
+            yield attribute.name, 0, printable(attribute.name), attribute.g
         elif attribute.type == onnx.AttributeProto.GRAPHS:
             for position, graph in enumerate(attribute.graphs):
-                yield attribute.name, position, f"{attribute.name}[{position}]", graph
+                yield attribute.name, position, f"{printable(attribute.name)}[{position}]", graph
 
 
 def relu_sites(
@@ -185,7 +191,9 @@ def relu_sites(
         for attribute_name, position, suffix, subgraph in _subgraphs(node):
             # Where a subgraph hangs, e.g. "If node 'cond' (node #2).then_branch" (an unnamed
             # owner reads "If node (node #2).then_branch").
-            owner = f"{node.op_type} node {node.name!r}" if node.name else f"{node.op_type} node"
+            # The operator type is escaped where it does not print (a newline, a terminal escape).
+            op_type = printable(node.op_type)
+            owner = f"{op_type} node {node.name!r}" if node.name else f"{op_type} node"
             sub_label = f"{owner} (node #{index}).{suffix}"
             if label:
                 sub_label = f"{label} > {sub_label}"
