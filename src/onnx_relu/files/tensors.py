@@ -279,6 +279,10 @@ def _read_npy(path: str) -> np.ndarray:
 def _write_npy(file: BinaryIO, array: np.ndarray) -> None:
     if array.dtype.hasobject:
         raise TypeError("a .npy tensor file cannot hold Python objects")
+    if not array.dtype.isnative and native(array.dtype) == _BFLOAT16:
+        # numpy would write the header descr '>V2', which it reads back as raw void (as every
+        # reader does): bfloat16 has one .npy spelling, '<V2', so it is written in native order.
+        array = array.astype(_BFLOAT16, order="K")
     if not (array.flags.c_contiguous or array.flags.f_contiguous):
         array = np.ascontiguousarray(array)
     file.write(_npy_header_bytes(array))
