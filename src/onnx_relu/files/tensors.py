@@ -307,6 +307,12 @@ def read_pb_tensor(path: str | os.PathLike[str]) -> tuple[np.ndarray, str]:
     path = os.fspath(path)
     onnx, numpy_helper = _import_onnx()
     with open(path, "rb") as file:
+        size = os.fstat(file.fileno()).st_size
+        if size >= PROTOBUF_MESSAGE_LIMIT:  # protobuf would call it corrupt, after reading it all
+            raise InvalidTensorFileError(
+                f"{path!r} is {size} bytes: protobuf reads no message of 2 GiB or more, so no"
+                " ONNX TensorProto (.pb) can be that large; store such a tensor as .npy"
+            )
         data = file.read()
     if not data:
         raise InvalidTensorFileError(f"{path!r} is empty: it holds no ONNX TensorProto")
@@ -340,7 +346,28 @@ def read_pb_tensor(path: str | os.PathLike[str]) -> tuple[np.ndarray, str]:
     return array, tensor.name
 
 
+#: Protobuf parses and serializes no message of this size or more (2 GiB).
+PROTOBUF_MESSAGE_LIMIT = 1 << 31
+
+#: The largest tensor data a .pb file is written with: protobuf serializes no message of 2 GiB
+#: or more, and the TensorProto needs a few bytes besides its data (name, dims, type).
+PB_DATA_LIMIT = PROTOBUF_MESSAGE_LIMIT - (1 << 16)
+
+
+def pb_size_refusal(nbytes: int, path: str) -> str | None:
+    """Why ``nbytes`` of tensor data cannot go into the .pb file ``path``, or None if they can."""
+    if nbytes <= PB_DATA_LIMIT:
+        return None
+    return (
+        f"cannot write {path!r}: an ONNX TensorProto (.pb) holds at most 2 GiB (protobuf's"
+        f" limit on one message) and this tensor has {nbytes} bytes; write it as .npy instead"
+    )
+
+
 def _pb_bytes(array: np.ndarray, path: str, name: str) -> bytes:
+    refusal = pb_size_refusal(array.nbytes, path)
+    if refusal is not None:  # before building a message protobuf cannot encode
+        raise ValueError(refusal)
     _onnx, numpy_helper = _import_onnx()
     if not array.dtype.isnative:  # TensorProto data is little-endian; onnx wants native input
         array = array.astype(native(array.dtype))
@@ -348,9 +375,11 @@ def _pb_bytes(array: np.ndarray, path: str, name: str) -> bytes:
         tensor = numpy_helper.from_array(array, name=name)
     except (ValueError, TypeError, KeyError) as exc:
         raise TypeError(f"cannot store {array.dtype} in an ONNX TensorProto: {exc}") from None
+    from google.protobuf.message import EncodeError
+
     try:
         return tensor.SerializeToString()
-    except ValueError as exc:  # protobuf refuses messages over 2 GiB
+    except (ValueError, EncodeError) as exc:  # protobuf refuses messages over 2 GiB
         raise ValueError(
             f"cannot write {path!r}: an ONNX TensorProto holds at most 2 GiB and this tensor"
             f" has {array.nbytes} bytes; write it as .npy instead ({exc})"

@@ -69,6 +69,13 @@ def load_model(model_or_path: object) -> onnx.ModelProto:
     elif isinstance(model_or_path, (str, os.PathLike)):
         source = f"file {os.fspath(model_or_path)!r}"
         with open(model_or_path, "rb") as stream:
+            size = os.fstat(stream.fileno()).st_size
+            if size >= PROTOBUF_MESSAGE_LIMIT:  # protobuf would call it corrupt after reading it
+                raise InvalidModelError(
+                    f"{source} is {size} bytes: protobuf reads no message of 2 GiB or more, so"
+                    " no ONNX model file can be that large; keep its large tensors in external"
+                    " data files (onnx.save_model(model, path, save_as_external_data=True))"
+                )
             data = stream.read()
     else:
         raise TypeError(
@@ -92,12 +99,68 @@ def load_model(model_or_path: object) -> onnx.ModelProto:
     return model
 
 
+#: Protobuf serializes no message of this size or more (2 GiB): a model whose external data
+#: would take it there keeps that data external (onnx's shape inference serializes the model).
+PROTOBUF_MESSAGE_LIMIT = 1 << 31
+# The size from which external data is left external (the limit; lowered by tests).
+_INLINE_LIMIT = PROTOBUF_MESSAGE_LIMIT
+
+
+def _external_data_bytes(tensors: list[onnx.TensorProto], base_dir: str) -> int:
+    """How many bytes loading these external tensors would add (what their files can give)."""
+    from onnx.external_data_helper import ExternalDataInfo
+
+    total = 0
+    for tensor in tensors:
+        info = ExternalDataInfo(tensor)
+        if info.length:
+            total += int(info.length)
+            continue
+        try:
+            total += max(0, os.path.getsize(os.path.join(base_dir, info.location)) - int(info.offset or 0))
+        except OSError:
+            pass  # a missing file: loading reports it
+    return total
+
+
+def _check_external_data(tensors: list[onnx.TensorProto], base_dir: str, source: str) -> None:
+    """What loading would check, without reading the data: each location is a relative path to
+    a regular file inside the model's folder that holds offset + length bytes."""
+    from onnx.external_data_helper import ExternalDataInfo
+
+    folder = os.path.realpath(base_dir)
+    for tensor in tensors:
+        info = ExternalDataInfo(tensor)
+        location = info.location or ""
+        problem = None
+        target = os.path.realpath(os.path.join(folder, location))
+        if not location or os.path.isabs(location):
+            problem = f"location {location!r} should be a relative path"
+        elif os.path.commonpath([folder, target]) != folder:
+            problem = f"location {location!r} points outside the model's folder"
+        elif not os.path.isfile(target):
+            problem = f"location {location!r} is not a regular file"
+        elif int(info.offset or 0) + int(info.length or 0) > os.path.getsize(target):
+            problem = f"{location!r} is shorter than offset + length"
+        if problem is not None:
+            raise InvalidModelError(
+                f"{source}: its external tensor data cannot be read: tensor {tensor.name!r}:"
+                f" {problem}"
+            )
+
+
 def _load_external_data(model: onnx.ModelProto, base_dir: str, source: str) -> None:
-    """Read initializers stored beside the model file (as onnx.load does)."""
+    """Read initializers stored beside the model file (as onnx.load does), unless that would
+    take the model past protobuf's 2 GiB: then they stay external, checked but not read (Relu
+    nodes are judged by types and shapes, which the tensors' dims and data types give)."""
     from onnx.checker import ValidationError
     from onnx.external_data_helper import load_external_data_for_model, uses_external_data
 
-    if any(uses_external_data(tensor) for tensor in model.graph.initializer):
+    external = [tensor for tensor in model.graph.initializer if uses_external_data(tensor)]
+    if external:
+        if model.ByteSize() + _external_data_bytes(external, base_dir) >= _INLINE_LIMIT:
+            _check_external_data(external, base_dir, source)
+            return
         try:
             load_external_data_for_model(model, base_dir)
         # onnx raises ValidationError (not a ValueError) for a location that is missing, not a
