@@ -406,11 +406,9 @@ def test_bad_nt_threshold_environment_variable_warns():
     assert "ONNX_RELU_NT_THRESHOLD='lots' is not a size in bytes" in result.stderr
 
 
-@pytest.mark.parametrize(
-    "value", ["9000000000G", str(1 << 63), str((1 << 62) + 1), "99999999999999999999999k"]
-)
-def test_huge_nt_threshold_environment_variable_warns(value):
-    # issue 13, item 5: 2**63 bytes or more crashed the import with OverflowError.
+def stderr_of_import_with_default_nt_threshold(value: str) -> str:
+    """Import onnx_relu with ONNX_RELU_NT_THRESHOLD=value; assert the import worked and kept
+    the default threshold; return what it printed on stderr."""
     result = run_python(
         "import onnx_relu; t = onnx_relu.tuning.kernel_tuning();"
         " print(t['nt_threshold'] == t['default_nt_threshold'])",
@@ -419,20 +417,23 @@ def test_huge_nt_threshold_environment_variable_warns(value):
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "True"
     assert "RuntimeWarning" in result.stderr
-    assert f"ONNX_RELU_NT_THRESHOLD={value!r} is " in result.stderr
-    assert "more than the largest threshold (4611686018427387904 bytes" in result.stderr
+    return result.stderr
+
+
+@pytest.mark.parametrize(
+    "value", ["9000000000G", str(1 << 63), str((1 << 62) + 1), "99999999999999999999999k"]
+)
+def test_huge_nt_threshold_environment_variable_warns(value):
+    # issue 13, item 5: 2**63 bytes or more crashed the import with OverflowError.
+    stderr = stderr_of_import_with_default_nt_threshold(value)
+    assert f"ONNX_RELU_NT_THRESHOLD={value!r} is " in stderr
+    assert "more than the largest threshold (4611686018427387904 bytes" in stderr
 
 
 @pytest.mark.parametrize("value", ["\uff14M", "1_0M"])
 def test_nt_threshold_with_non_ascii_digits_warns(value):
-    result = run_python(
-        "import onnx_relu; t = onnx_relu.tuning.kernel_tuning();"
-        " print(t['nt_threshold'] == t['default_nt_threshold'])",
-        {"ONNX_RELU_NT_THRESHOLD": value},
-    )
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == "True"
-    assert f"ONNX_RELU_NT_THRESHOLD={value!r} is not a size in bytes" in result.stderr
+    stderr = stderr_of_import_with_default_nt_threshold(value)
+    assert f"ONNX_RELU_NT_THRESHOLD={value!r} is not a size in bytes" in stderr
 
 
 def test_configure_from_environment_directly(restore_tuning):
