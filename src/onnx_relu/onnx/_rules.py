@@ -30,7 +30,7 @@ AI_ONNX_DOMAINS = ("", "ai.onnx")
 _ATTRIBUTE_INTS = 7
 
 
-def printable(text: str) -> str:
+def printable(text: str | bytes) -> str:
     r"""``text`` as it is if every character prints, else its repr (quoted, escapes spelled out).
 
     Names in a model (operator types, attribute names) are arbitrary strings: a newline or a
@@ -39,10 +39,11 @@ def printable(text: str) -> str:
 
     Examples
     --------
-    >>> printable("If"), printable("Evil\x1b[31m\nOp")
-    ('If', "'Evil\\x1b[31m\\nOp'")
+    >>> printable("If"), printable("Evil\x1b[31m\nOp"), printable(b"\xffelu")
+    ('If', "'Evil\\x1b[31m\\nOp'", "b'\\xffelu'")
     """
-    return text if text.isprintable() else repr(text)
+    # protobuf gives a string field that is not valid UTF-8 as bytes: shown as their repr too.
+    return text if isinstance(text, str) and text.isprintable() else repr(text)
 
 
 def node_label(op_type: str, name: str, index: int | None) -> str:
