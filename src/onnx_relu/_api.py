@@ -63,6 +63,11 @@ def _dispatches_itself(x: object) -> bool:
 
 
 def _checked_out(out: object, x: np.ndarray | np.generic) -> np.ndarray:
+    """``out`` (unwrapped from a 1-tuple) if it can hold Relu of ``x``, else the error why not.
+
+    ``x`` is a numpy array or, for the objects that handle ufuncs themselves, anything with the
+    ``shape`` and ``dtype`` of one (a pandas Series, an xarray DataArray): the same checks hold.
+    """
     if isinstance(out, tuple) and len(out) == 1:
         out = out[0]
     if not isinstance(out, np.ndarray):
@@ -91,6 +96,74 @@ def _checked_out(out: object, x: np.ndarray | np.generic) -> np.ndarray:
     if not same_type:
         raise UnsupportedTypeError(
             f"out has type {describe_dtype(out.dtype)} but the input has type"
+            f" {describe_dtype(x.dtype)}; Relu's output has the input's type"
+        )
+    return out
+
+
+class _ShapeAndType:
+    """The shape and dtype of an object that handles ufuncs itself, as :func:`_checked_out` reads
+    them from an array (its shape as a tuple of ints, its dtype as a numpy dtype)."""
+
+    __slots__ = ("shape", "dtype")
+
+    def __init__(self, x: object, dtype: object) -> None:
+        shape = getattr(x, "shape", None)
+        try:
+            self.shape = tuple(int(n) for n in shape) if shape is not None else None
+        except (TypeError, ValueError):  # a lazy shape with unknown extents (dask: nan)
+            self.shape = None
+        self.dtype = np.dtype(dtype)  # type: ignore[call-overload]  (checked by _checked_dtype)
+
+
+def _dtype_of_columns(table: object, version: ReluVersion, opset: int | None) -> object | None:
+    """The one dtype of a table's columns (a pandas DataFrame has ``dtypes``, no ``dtype``),
+    None if it has no ``dtypes`` or no column; refused if the columns' types differ."""
+    dtypes = getattr(table, "dtypes", None)
+    if dtypes is None:
+        return None
+    try:
+        found = list(dict.fromkeys(np.dtype(d) for d in dtypes))  # type: ignore[call-overload]
+    except (TypeError, ValueError):  # an extension type numpy does not know (pandas' Int64)
+        found = list(dict.fromkeys(dtypes))
+    if len(found) > 1:
+        names = ", ".join(str(d) for d in found)
+        raise UnsupportedTypeError(
+            f"relu() needs one type for all of a {type(table).__name__}'s columns, got {names};"
+            f" convert them to one of {', '.join(version.types)} first"
+        )
+    return found[0] if found else None
+
+
+def _checked_out_of_handler(out: object, x: _ShapeAndType) -> object:
+    """:func:`_checked_out` for the input ``x`` of an object that handles ufuncs itself.
+
+    ``out`` may then also be such an object (a pandas Series into a Series): its dtype and shape
+    are checked as an array's; whether it is writeable is its own handler's business.
+    """
+    if x.shape is None:
+        raise InvalidOutputError(
+            "out= cannot be checked against an input whose shape is not known yet; call relu"
+            " without out"
+        )
+    target = out[0] if isinstance(out, tuple) and len(out) == 1 else out
+    if isinstance(target, np.ndarray) or not _dispatches_itself(target):
+        return _checked_out(out, x)  # type: ignore[arg-type]
+    shape, dtype = getattr(target, "shape", None), getattr(target, "dtype", None)
+    if shape is None or dtype is None:
+        raise InvalidOutputError(
+            f"out must be a numpy.ndarray or an array-like with shape and dtype, got"
+            f" {type(target).__name__}"
+        )
+    checked = _ShapeAndType(target, dtype)
+    if checked.shape != x.shape:
+        raise InvalidOutputError(
+            f"out has shape {checked.shape} but the input has shape {x.shape};"
+            " Relu's output has the input's shape"
+        )
+    if native(checked.dtype) != native(x.dtype):
+        raise UnsupportedTypeError(
+            f"out has type {describe_dtype(checked.dtype)} but the input has type"
             f" {describe_dtype(x.dtype)}; Relu's output has the input's type"
         )
     return out
@@ -135,7 +208,9 @@ def relu(x: object, /, out: object = None, *, opset: int | None = None) -> Any:
         stay lazy or labelled; their dtype is checked first.
     out : numpy.ndarray, optional
         Where to write the result: same shape and type as ``x``, writeable. ``out=x`` works in
-        place and overlapping views are handled.
+        place and overlapping views are handled. For an ``x`` that handles ufuncs itself, the
+        same checks come before dispatching (``out`` may then also be such an object, of the
+        same shape and type).
     opset : int, optional
         The ai.onnx opset version of the model, >= 1; None means the latest. It selects the Relu
         version in force (1 for opsets 1-5, 6 for 6-12, 13 for 13, 14 from 14 on) and so the
@@ -190,13 +265,20 @@ def relu(x: object, /, out: object = None, *, opset: int | None = None) -> Any:
         if _dispatches_itself(x):
             dtype = getattr(x, "dtype", None)
             if dtype is None:
+                dtype = _dtype_of_columns(x, version, opset)
+            if dtype is None:
                 raise UnsupportedTypeError(
                     f"relu() cannot tell the dtype of a {type(x).__name__} object"
                     f" (it has __array_ufunc__ but no dtype attribute); allowed types:"
                     f" {', '.join(version.types)}"
                 )
             _checked_dtype(dtype, version, opset)
-            return relu_ufunc(x) if out is None else relu_ufunc(x, out=out)
+            if out is None:
+                return relu_ufunc(x)
+            # The handler passes out on to numpy, which would cast into it and broadcast to it:
+            # the checks of an ndarray input come first (issue 13: a pandas Series of 300 into
+            # an int8 out gave 44).
+            return relu_ufunc(x, out=_checked_out_of_handler(out, _ShapeAndType(x, dtype)))
         given, x = x, np.asarray(x)
         if x.dtype.kind == "O":
             raise UnsupportedTypeError(_not_numbers_message(given, version, opset))

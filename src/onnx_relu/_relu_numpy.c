@@ -96,6 +96,56 @@ relu_add_loop(PyObject *ufunc, const relu_loop_entry *entry)
     return PyUFunc_AddLoopFromSpec(ufunc, &spec);
 }
 
+/*
+ * NumPy has a DType per C integer type, and on each platform two of them share a width: int64
+ * is C long on Linux and macOS, where C long long ('q': np.longlong, array.array('q'),
+ * memoryview.cast('q')) is a second int64 DType; on Windows int32 is C long and 'i' (C int) a
+ * second int32. Every C integer type gets the loop of its width, so each spelling of an allowed
+ * type is computed alike, and the result keeps the input's DType (numpy's own ufuncs do the same;
+ * np.dtype('q') == np.int64 is True).
+ */
+static int
+relu_add_c_integer_loops(PyObject *ufunc)
+{
+    static const struct {
+        int typenum;
+        const char *name;
+    } c_integers[] = {
+        {NPY_BYTE, "relu_byte"}, {NPY_SHORT, "relu_short"}, {NPY_INT, "relu_int"},
+        {NPY_LONG, "relu_long"}, {NPY_LONGLONG, "relu_longlong"},
+    };
+    PyArray_DTypeMeta *registered[] = {&PyArray_Int8DType, &PyArray_Int16DType,
+                                       &PyArray_Int32DType, &PyArray_Int64DType};
+    for (size_t i = 0; i < sizeof c_integers / sizeof c_integers[0]; i++) {
+        PyArray_Descr *descr = PyArray_DescrFromType(c_integers[i].typenum);
+        if (descr == NULL) {
+            return -1;
+        }
+        PyArray_DTypeMeta *dtype = (PyArray_DTypeMeta *)Py_TYPE(descr);
+        const npy_intp size = PyDataType_ELSIZE(descr);
+        Py_DECREF(descr); /* the DType class lives as long as numpy */
+        int known = 0;
+        for (size_t j = 0; j < sizeof registered / sizeof registered[0]; j++) {
+            known |= dtype == registered[j];
+        }
+        if (known) {
+            continue;
+        }
+        relu_loop_entry entry = {c_integers[i].name, NULL, dtype};
+        switch (size) {
+        case 1: entry.loop = relu_loop_int8; break;
+        case 2: entry.loop = relu_loop_int16; break;
+        case 4: entry.loop = relu_loop_int32; break;
+        case 8: entry.loop = relu_loop_int64; break;
+        default: continue; /* no such platform; no Relu type of that width */
+        }
+        if (relu_add_loop(ufunc, &entry) < 0) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
 /* The DType class of ml_dtypes.bfloat16, found at import (its type number is assigned at run time). */
 static PyArray_DTypeMeta *
 relu_bfloat16_dtype(void)
@@ -130,7 +180,10 @@ relu_bfloat16_dtype(void)
 PyDoc_STRVAR(relu_ufunc_doc,
              "relu(x, /, out=None) -> y\n\n"
              "ONNX Relu as a ufunc: y = x where x > 0 or x is NaN (bits unchanged), +0 elsewhere.\n"
-             "Loops: int8, int16, int32, int64, float16, float32, float64, bfloat16; no casting.\n"
+             "Loops: int8, int16, int32, int64, float16, float32, float64, bfloat16 (each C integer\n"
+             "type spelling of the four integer types too, e.g. 'q'). An input of any other type\n"
+             "is refused under every casting= rule; a loop forced by signature= or dtype=, or an\n"
+             "out of another type, is cast by numpy under casting= as for any ufunc.\n"
              "Use onnx_relu.relu() for opset-aware type checks and clear errors.");
 
 /* The ufunc with a loop for every type of the kernel; NULL with an exception set on failure. */
@@ -153,6 +206,9 @@ relu_make_ufunc(void)
                 Py_CLEAR(ufunc);
                 break;
             }
+        }
+        if (ufunc != NULL && relu_add_c_integer_loops(ufunc) < 0) {
+            Py_CLEAR(ufunc);
         }
     }
     Py_DECREF(bfloat16);

@@ -26,6 +26,7 @@ import contextlib
 import operator
 import os
 import re
+import threading
 import warnings
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -135,12 +136,36 @@ def set_num_threads(n: int) -> int:
     return _relu._set_num_threads(_checked_count(n))
 
 
+class _OpenBlock:
+    """One open :func:`num_threads` block: the count to put back when it ends."""
+
+    __slots__ = ("count_to_restore",)
+
+    def __init__(self, count_to_restore: int) -> None:
+        self.count_to_restore = count_to_restore
+
+
+# The open num_threads blocks of every Python thread, oldest first. One list for the process
+# because the count is the kernel's, process-wide. The lock makes each entry or exit one step.
+_open_blocks: list[_OpenBlock] = []
+_blocks_lock = threading.Lock()
+
+
 @contextlib.contextmanager
 def num_threads(n: int) -> Iterator[int]:
     """Use ``n`` threads inside a ``with`` block, then restore the previous count.
 
     The count is process-wide (not per Python thread): other threads calling relu meanwhile see
     it too. Yields ``n``.
+
+    Blocks may be open in several Python threads at once, in any order. A block that ends
+    while it is the most recently entered open block puts back the count it replaced. One that
+    ends while a newer block is open changes nothing now (the newer block's count stays in
+    force), but hands the count it replaced to the next newer block, which puts that back in
+    its turn: a count set by a block that has ended never outlives it. So thread A entering
+    ``num_threads(1)``, thread B entering ``num_threads(4)``, A leaving, then B leaving gives
+    1, 4, 4, then the count from before A's block. Within one thread blocks nest and each
+    restores exactly the count in force when it began, :func:`set_num_threads` calls included.
 
     Examples
     --------
@@ -151,11 +176,20 @@ def num_threads(n: int) -> Iterator[int]:
     ...     onnx_relu.get_num_threads()
     1
     """
-    previous = set_num_threads(n)
+    count = _checked_count(n)
+    with _blocks_lock:
+        block = _OpenBlock(_relu._set_num_threads(count))
+        _open_blocks.append(block)
     try:
         yield n
     finally:
-        _relu._set_num_threads(previous)
+        with _blocks_lock:
+            index = next(i for i, open_block in enumerate(_open_blocks) if open_block is block)
+            del _open_blocks[index]
+            if index == len(_open_blocks):  # it was the newest: its count goes now
+                _relu._set_num_threads(block.count_to_restore)
+            else:  # the next newer block replaced this block's count: it must restore ours
+                _open_blocks[index].count_to_restore = block.count_to_restore
 
 
 def kernel_tuning() -> dict[str, Any]:
@@ -252,8 +286,14 @@ def copy_ceiling(src: object, dst: object, *, nontemporal: bool = True) -> None:
     _relu._copy(src, dst, nontemporal=nontemporal)
 
 
-_SIZE = re.compile(r"^\s*(\d+)\s*([kmg]i?b?|b)?\s*$", re.IGNORECASE)
+# ASCII digits only: Python's \d and int() also take other scripts' digits ("\uff13") and
+# int() takes underscores ("3_0"), which no one means in an environment variable.
+_SIZE = re.compile(r"^\s*([0-9]+)\s*([kmg]i?b?|b)?\s*$", re.IGNORECASE)
+_WHOLE_NUMBER = re.compile(r"^[+]?[0-9]+$")
 _UNIT = {"": 1, "b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
+#: The largest streaming-store threshold (what "never" means): 4 EiB. Larger sizes do not fit
+#: the kernel's signed size type and are refused like any other bad value.
+NT_THRESHOLD_NEVER = 1 << 62
 
 
 def parse_size(text: str) -> int | None:
@@ -357,13 +397,27 @@ def _size_from_environment(environ: Mapping[str, str], name: str, allowed: str, 
     text = environ.get(name, "").strip()
     if not text:
         return None
-    size = (1 << 62) if text.lower() == "never" and "never" in allowed else parse_size(text)
+    never = "never" in allowed
+    size = NT_THRESHOLD_NEVER if never and text.lower() == "never" else parse_size(text)
     if size is None:
         warnings.warn(
             f"{name}={text!r} is not {allowed}; using the default, {default} bytes",
             RuntimeWarning,
             stacklevel=3,
         )
+    elif size > NT_THRESHOLD_NEVER:  # would not fit the kernel's signed size type
+        largest = (
+            f"the largest threshold ({NT_THRESHOLD_NEVER} bytes, which is what 'never' means)"
+            if never
+            else f"the largest size allowed ({NT_THRESHOLD_NEVER} bytes)"
+        )
+        warnings.warn(
+            f"{name}={text!r} is {size} bytes, more than {largest}; using the default,"
+            f" {default} bytes",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+        return None
     return size
 
 
@@ -389,6 +443,8 @@ def configure_from_environment(environ: Mapping[str, str] = os.environ) -> None:
     text = environ.get(ENV_NUM_THREADS, "").strip()
     if text:
         try:
+            if not _WHOLE_NUMBER.match(text):
+                raise ValueError(text)
             count = _checked_count(int(text))
         except (ValueError, TypeError):
             warnings.warn(

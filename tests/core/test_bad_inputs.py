@@ -21,6 +21,7 @@ import onnx_relu
 from onnx_relu import relu
 from onnx_relu.errors import InvalidOpsetError, InvalidOutputError, OnnxReluError, UnsupportedTypeError
 from tests.support import REPOSITORY
+from tests.support.array_likes import UfuncHandler, UfuncHandlingTable
 from tests.support.dtypes import REFUSED_TYPES, RELU_DTYPES, RELU_TYPES, relu_type, relu_version_at
 from tests.support.oracle import as_bits, expected_relu
 from tests.support.values import mixed_values
@@ -255,6 +256,83 @@ def test_array_like_without_dtype():
 def test_array_like_with_forbidden_dtype_is_refused_before_dispatch():
     assert_refused(lambda: relu(_UfuncAwareUint8()), UnsupportedTypeError, ("tensor(uint8)", "x.astype(numpy.int16)"))
     assert _UfuncAwareUint8.calls == 0
+
+
+# issue 13, item 2: out= given with an input that handles ufuncs itself (pandas, xarray) went to
+# numpy unchecked: cast (a Series of 300 into int8 gave 44), broadcast, or numpy's ValueError.
+@pytest.mark.parametrize(
+    ("values", "out", "error", "words"),
+    [
+        (np.array([300, -5]), np.zeros(2, np.int8), UnsupportedTypeError,
+         ("out has type tensor(int8) but the input has type tensor(int64)",)),
+        (np.array([1e300, -1.0]), np.zeros(2, np.float16), UnsupportedTypeError,
+         ("out has type tensor(float16) but the input has type tensor(double)",)),
+        (np.array([1.0, -1.0]), np.zeros((3, 2)), InvalidOutputError,
+         ("out has shape (3, 2) but the input has shape (2,)",)),
+        (np.array([1.0, -1.0]), np.zeros(3), InvalidOutputError, ("out has shape (3,)",)),
+        (np.array([1.0, -1.0]), np.broadcast_to(np.float64(0), (2,)), InvalidOutputError,
+         ("out is read-only",)),
+        (np.array([1.0, -1.0]), [0.0, 0.0], InvalidOutputError, ("out must be a numpy.ndarray",)),
+        (np.array([1.0, -1.0], np.float32), UfuncHandler(np.zeros(2)), UnsupportedTypeError,
+         ("out has type tensor(double) but the input has type tensor(float)",)),
+        (np.array([1.0, -1.0]), UfuncHandler(np.zeros((2, 2))), InvalidOutputError,
+         ("out has shape (2, 2) but the input has shape (2,)",)),
+    ],
+    ids=["int64-into-int8", "float64-into-float16", "broadcast-2d", "longer", "read-only",
+         "list", "handler-other-type", "handler-other-shape"],
+)
+def test_out_is_checked_for_inputs_that_handle_ufuncs_themselves(values, out, error, words):
+    x = UfuncHandler(values)
+    assert_refused(lambda: relu(x, out=out), error, words, (values, out))
+    assert x.calls == 0  # refused before dispatching
+
+
+def test_good_out_for_inputs_that_handle_ufuncs_themselves_is_written():
+    x = UfuncHandler(np.array([-1.5, 2.0, -0.0], np.float32))
+    out = np.full(3, 9.0, np.float32)
+    assert relu(x, out=out) is out
+    assert out.tolist() == [0.0, 2.0, 0.0] and not np.signbit(out).any()
+    wrapped = UfuncHandler(np.full(3, 9.0, np.float32))
+    relu(x, out=wrapped)
+    assert wrapped.values.tolist() == [0.0, 2.0, 0.0]
+    assert relu(x, out=(out,)) is out
+
+
+def test_out_is_checked_for_pandas_series():
+    pd = pytest.importorskip("pandas")  # not a test dependency: tested where installed
+    series = pd.Series([300, -5])
+    out = np.zeros(2, np.int8)
+    assert_refused(lambda: relu(series, out=out), UnsupportedTypeError, ("out has type tensor(int8)",), (out,))
+    assert_refused(lambda: relu(series, out=np.zeros((3, 2), np.int64)), InvalidOutputError, ("out has shape (3, 2)",))
+    good = np.zeros(2, np.int64)
+    relu(series, out=good)
+    assert good.tolist() == [300, 0]
+
+
+def test_table_whose_columns_share_one_type_is_computed():
+    # issue 13, item 12: an all-float pandas DataFrame (dtypes, no dtype) was refused with
+    # "cannot tell the dtype".
+    table = UfuncHandlingTable([np.array([-1.5, 2.0]), np.array([3.0, -0.0])])
+    assert relu(table).values.tolist() == [[0.0, 3.0], [2.0, 0.0]]
+    out = np.full((2, 2), 7.0)
+    assert relu(table, out=out) is out and out.tolist() == [[0.0, 3.0], [2.0, 0.0]]
+
+
+def test_table_whose_columns_differ_in_type_is_refused():
+    table = UfuncHandlingTable([np.array([-1.5, 2.0]), np.array([3, -4])])
+    assert_refused(lambda: relu(table), UnsupportedTypeError,
+                   ("needs one type for all of a UfuncHandlingTable's columns, got float64, int64",))
+    assert table.calls == 0
+    refused = UfuncHandlingTable([np.array([1, 2], np.uint8)])
+    assert_refused(lambda: relu(refused), UnsupportedTypeError, ("tensor(uint8)",))
+    assert_refused(lambda: relu(UfuncHandlingTable([])), UnsupportedTypeError, ("cannot tell the dtype",))
+
+
+def test_pandas_data_frame():
+    pd = pytest.importorskip("pandas")  # not a test dependency: tested where installed
+    frame = pd.DataFrame({"a": [-1.5, 2.0], "b": [3.0, -4.0]})
+    assert relu(frame).to_numpy().tolist() == [[0.0, 3.0], [2.0, 0.0]]
+    assert_refused(lambda: relu(pd.DataFrame({"a": [-1.5], "b": [3]})), UnsupportedTypeError, ("columns",))
 
 
 @pytest.mark.parametrize("name", ["i4,(", "0:", "[", "f4 (2)", "m8[foo]", "", "U-1"], ids=repr)

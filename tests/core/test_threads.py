@@ -355,7 +355,12 @@ def test_environment_variable_sets_the_count(value):
     assert result.stderr == ""
 
 
-@pytest.mark.parametrize("value", ["abc", "0", "-2", "257", "1.5"])
+@pytest.mark.parametrize(
+    "value",
+    # "3_0" and full-width "\uff13" are numbers to Python's int(), not to a user (issue 13, 12);
+    # the last is beyond any integer the kernel can hold (issue 13, 5).
+    ["abc", "0", "-2", "257", "1.5", "3_0", "\uff13", "9" * 30],
+)
 def test_bad_environment_variable_warns_and_uses_the_default(value):
     result = run_python(
         "import onnx_relu; print(onnx_relu.get_num_threads())", {"ONNX_RELU_NUM_THREADS": value}
@@ -402,6 +407,36 @@ def test_bad_nt_threshold_environment_variable_warns():
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "True"
     assert "ONNX_RELU_NT_THRESHOLD='lots' is not a size in bytes" in result.stderr
+
+
+def stderr_of_import_with_default_nt_threshold(value: str) -> str:
+    """Import onnx_relu with ONNX_RELU_NT_THRESHOLD=value; assert the import worked and kept
+    the default threshold; return what it printed on stderr."""
+    result = run_python(
+        "import onnx_relu; t = onnx_relu.tuning.kernel_tuning();"
+        " print(t['nt_threshold'] == t['default_nt_threshold'])",
+        {"ONNX_RELU_NT_THRESHOLD": value},
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "True"
+    assert "RuntimeWarning" in result.stderr
+    return result.stderr
+
+
+@pytest.mark.parametrize(
+    "value", ["9000000000G", str(1 << 63), str((1 << 62) + 1), "99999999999999999999999k"]
+)
+def test_huge_nt_threshold_environment_variable_warns(value):
+    # issue 13, item 5: 2**63 bytes or more crashed the import with OverflowError.
+    stderr = stderr_of_import_with_default_nt_threshold(value)
+    assert f"ONNX_RELU_NT_THRESHOLD={value!r} is " in stderr
+    assert "more than the largest threshold (4611686018427387904 bytes" in stderr
+
+
+@pytest.mark.parametrize("value", ["\uff14M", "1_0M"])
+def test_nt_threshold_with_non_ascii_digits_warns(value):
+    stderr = stderr_of_import_with_default_nt_threshold(value)
+    assert f"ONNX_RELU_NT_THRESHOLD={value!r} is not a size in bytes" in stderr
 
 
 def test_configure_from_environment_directly(restore_tuning):
@@ -463,3 +498,64 @@ def test_readme_performance_section_examples_run(restore_tuning):
     for block in blocks:
         exec(compile(block.split("```", 1)[0], "README.md", "exec"), {})
     assert onnx_relu.get_num_threads() == before
+
+
+def test_num_threads_blocks_overlapping_in_two_threads_leave_no_stale_count(restore_tuning):
+    # issue 13, item 10: A enters 1, B enters 4, A exits, B exits left the count at 1 for good.
+    onnx_relu.set_num_threads(3)
+    steps = [threading.Event() for _ in range(4)]
+    seen: dict[str, int] = {}
+    errors: list[BaseException] = []
+
+    def thread_a():
+        try:
+            with onnx_relu.num_threads(1):
+                seen["a_in"] = onnx_relu.get_num_threads()
+                steps[0].set()
+                assert steps[1].wait(30)
+            seen["a_out"] = onnx_relu.get_num_threads()
+            steps[2].set()
+        except BaseException as exc:  # noqa: BLE001 - reported by the main thread
+            errors.append(exc)
+            steps[0].set()
+            steps[2].set()
+
+    def thread_b():
+        try:
+            assert steps[0].wait(30)
+            with onnx_relu.num_threads(4):
+                seen["b_in"] = onnx_relu.get_num_threads()
+                steps[1].set()
+                assert steps[2].wait(30)
+            seen["b_out"] = onnx_relu.get_num_threads()
+        except BaseException as exc:  # noqa: BLE001
+            errors.append(exc)
+            steps[1].set()
+
+    workers = [threading.Thread(target=thread_a), threading.Thread(target=thread_b)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(60)
+    assert errors == []
+    assert seen == {"a_in": 1, "b_in": 4, "a_out": 4, "b_out": 3}
+    assert onnx_relu.get_num_threads() == 3
+
+
+def test_num_threads_blocks_in_one_thread_restore_what_they_replaced(restore_tuning):
+    onnx_relu.set_num_threads(3)
+    with onnx_relu.num_threads(2):
+        onnx_relu.set_num_threads(7)
+        with onnx_relu.num_threads(5):
+            onnx_relu.set_num_threads(6)
+            assert onnx_relu.get_num_threads() == 6
+        assert onnx_relu.get_num_threads() == 7
+    assert onnx_relu.get_num_threads() == 3
+    # Blocks ended out of order (generators closed late) still restore the original count.
+    first, second = onnx_relu.num_threads(1), onnx_relu.num_threads(4)
+    first.__enter__()
+    second.__enter__()
+    first.__exit__(None, None, None)
+    assert onnx_relu.get_num_threads() == 4
+    second.__exit__(None, None, None)
+    assert onnx_relu.get_num_threads() == 3

@@ -132,3 +132,40 @@ def test_no_floating_point_warnings_for_nan_and_inf():
     source = np.array([np.nan, -np.nan, np.inf, -np.inf, -0.0, 1e-45], dtype=np.float32)
     with np.errstate(all="raise"):
         onnx_relu.relu(source)
+
+
+# issue 13, item 3: what relu_ufunc does with types, as the README says it exactly. NumPy gives
+# an ArrayMethod loop no way to refuse a cast into it (descriptor resolution sees operands
+# already converted to the loop's types), so the casts below are numpy's and stay documented;
+# relu() is the function that refuses them.
+@pytest.mark.parametrize("casting", ["no", "equiv", "safe", "same_kind", "unsafe"])
+@pytest.mark.parametrize("refused", REFUSED_TYPES, ids=[r.label for r in REFUSED_TYPES])
+def test_relu_ufunc_has_no_loop_for_a_refused_type_under_any_casting_rule(refused, casting):
+    x = np.zeros(3, dtype=refused.dtype)
+    with pytest.raises(TypeError):
+        onnx_relu.relu_ufunc(x, casting=casting)
+
+
+@pytest.mark.parametrize(
+    ("x", "out"),
+    [
+        (np.array([1e300]), np.empty(1, np.float32)),
+        (np.array([1], np.int32), np.empty(1, np.int64)),
+        (np.array([1.0], np.float32), np.empty(1, ml_dtypes.bfloat16)),
+        (np.array([-1], np.int8), np.empty(1, np.uint8)),
+    ],
+)
+def test_an_out_the_ufunc_would_cast_into_is_refused_by_relu(x, out):
+    before = out.copy()
+    with pytest.raises(UnsupportedTypeError, match="Relu's output has the input's type"):
+        onnx_relu.relu(x, out=out)
+    assert before.tobytes() == out.tobytes()
+
+
+def test_relu_ufunc_docstring_and_readme_say_when_numpy_casts():
+    from tests.support import REPOSITORY
+
+    doc = onnx_relu.relu_ufunc.__doc__
+    assert "signature= or dtype=" in doc and "cast by numpy under casting=" in doc
+    readme = (REPOSITORY / "README.md").read_text(encoding="utf-8")
+    assert "NumPy casts the operands into the loop it runs" in " ".join(readme.split())

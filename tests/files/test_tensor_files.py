@@ -14,7 +14,8 @@ from onnx import TensorProto, numpy_helper
 from onnx_relu import InvalidTensorFileError, UnsupportedFileFormatError, read_tensor, write_tensor
 from onnx_relu.files.tensors import read_npy_header, read_pb_tensor, tensor_format
 from tests.support.dtypes import TYPE_NAMES, relu_type
-from tests.support.oracle import same_bits
+from onnx_relu.files import relu_file
+from tests.support.oracle import expected_relu, same_bits
 from tests.support.values import mixed_values, special_values
 
 SUFFIXES = [".npy", ".pb"]
@@ -95,6 +96,20 @@ def test_bfloat16_npy_header_says_little_endian_void(tmp_path):
     assert b"'descr': '<V2'" in (tmp_path / "b.npy").read_bytes()[:128]
     with open(tmp_path / "b.npy", "rb") as file:
         assert read_npy_header(file).dtype == np.dtype(ml_dtypes.bfloat16)
+
+
+def test_byte_swapped_bfloat16_is_written_so_that_it_reads_back_as_bfloat16(tmp_path):
+    # issue 13, item 9: numpy wrote the header '>V2', read back as raw |V2 that apply refused.
+    values = mixed_values(ml_dtypes.bfloat16, 100)
+    swapped = values.astype(values.dtype.newbyteorder())
+    assert not swapped.dtype.isnative
+    write_tensor(tmp_path / "s.npy", swapped)
+    assert b"'descr': '<V2'" in (tmp_path / "s.npy").read_bytes()[:128]
+    back = read_tensor(tmp_path / "s.npy")
+    assert back.dtype == np.dtype(ml_dtypes.bfloat16)
+    assert same_bits(back, values)
+    relu_file(tmp_path / "s.npy", tmp_path / "r.npy")
+    assert same_bits(read_tensor(tmp_path / "r.npy"), expected_relu(values))
 
 
 def test_plain_void_npy_stays_void(tmp_path):

@@ -12,6 +12,7 @@ from onnx_relu import backend
 from onnx_relu.errors import (
     InputTypeMismatchError,
     InvalidModelError,
+    InvalidOpsetError,
     ModelInputError,
     OnnxReluError,
     UnsupportedOperatorError,
@@ -102,6 +103,16 @@ def test_byte_swapped_input_is_computed_correctly():
     x = np.array([-1.0, 2.0, -0.0], dtype=">f8")
     (y,) = backend.run_model(relu_model("tensor(double)", 14), [x])
     assert y.tolist() == [0.0, 2.0, 0.0] and np.signbit(y).tolist() == [False] * 3
+
+
+def test_int64_spelled_q_is_computed_as_int64():
+    # issue 13, item 4: numpy's second int64 DType (C long long) was refused with its raw
+    # UFuncTypeError by the ufunc under the backend.
+    x = np.array([-5, 0, 7, -(2**63), 2**63 - 1], dtype=np.longlong)
+    (y,) = backend.run_model(relu_model("tensor(int64)", 14), [x])
+    assert y.dtype == np.int64 and y.tolist() == [0, 0, 7, 0, 2**63 - 1]
+    (y,) = backend.run_model(relu_model("tensor(int64)", 14), [x.astype(">q")])
+    assert y.tolist() == [0, 0, 7, 0, 2**63 - 1]
 
 
 def test_zero_dimensional_tensor_stays_an_array():
@@ -282,6 +293,27 @@ def test_run_node():
         backend.run_node(helper.make_node("Abs", ["x"], ["y"]), [x])
     with pytest.raises(ModelInputError):
         backend.run_node(node, [x, x])
+
+
+@pytest.mark.parametrize(
+    ("inputs", "words"),
+    [(None, "got NoneType"), (b"ab", "got bytes"), ("x", "got str"), (3.5, "got float")],
+    ids=["None", "bytes", "str", "float"],
+)
+def test_run_node_refuses_inputs_that_are_no_list_of_arrays(inputs, words):
+    # issue 13, item 12: None gave a plain TypeError, b"ab" "takes one input, got 2".
+    node = helper.make_node("Relu", ["x"], ["y"], name="n")
+    with pytest.raises(ModelInputError, match=f"a list of one array or a dict by input name.*{words}"):
+        backend.run_node(node, inputs)
+
+
+@pytest.mark.parametrize("opset", [10**6, LATEST_OPSET + 1, 0, -1, "14", 1.5])
+def test_run_node_refuses_the_opsets_prepare_refuses(opset):
+    # issue 13, item 12: run_node accepted opset_version=10**6, which prepare refuses.
+    node = helper.make_node("Relu", ["x"], ["y"], name="n")
+    with pytest.raises(InvalidOpsetError, match="opset"):
+        backend.run_node(node, [np.array([-1.0, 2.0])], opset_version=opset)
+    assert backend.run_node(node, [np.array([-1.0, 2.0])], opset_version=LATEST_OPSET).y.tolist() == [0.0, 2.0]
 
 
 def test_devices():

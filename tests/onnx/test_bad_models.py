@@ -358,3 +358,36 @@ def test_run_and_legalize_refuse_output_paths_they_cannot_write(files):
                      "the folder '/proc/self' is not writable")
     assert folder_state(files) == before
     assert not os.path.exists("/proc/self/o.onnx")
+
+
+def _model_with_a_relu_under_an_evil_owner() -> onnx.ModelProto:
+    """A forbidden Relu (int8 at opset 13) in the graph attribute of a node whose operator type
+    and attribute name hold a terminal escape and a newline."""
+    body = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["b"], name="inner")], "body", [],
+        [helper.make_tensor_value_info("b", TensorProto.INT8, [2])],
+    )
+    owner = helper.make_node("Evil\x1b[31m\nOp", ["x"], ["y"], name="owner", domain="custom")
+    owner.attribute.append(helper.make_attribute("bo\x1bdy\n", body))
+    graph = helper.make_graph(
+        [owner], "g", [helper.make_tensor_value_info("x", TensorProto.INT8, [2])],
+        [helper.make_tensor_value_info("y", TensorProto.INT8, [2])],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13),
+                                                   helper.make_opsetid("custom", 1)])
+
+
+def test_subgraph_owner_names_are_escaped_in_findings(tmp_path):
+    # issue 13, item 12: check printed a subgraph owner's op type raw (escapes, newlines).
+    model = _model_with_a_relu_under_an_evil_owner()
+    (finding,) = check_model(model)
+    text = str(finding)
+    assert "\x1b" not in text and "\n" not in text
+    assert "'Evil\\x1b[31m\\nOp' node 'owner' (node #0).'bo\\x1bdy\\n'" in text
+    path = tmp_path / "evil.onnx"
+    path.write_bytes(model.SerializeToString())
+    done = run_cli("check", path)
+    assert done.returncode == 1, done.stderr
+    assert "\x1b" not in done.stdout + done.stderr
+    finding_lines = [line for line in done.stdout.splitlines() if "Relu node 'inner'" in line]
+    assert len(finding_lines) == 1 and "tensor(int8)" in finding_lines[0]

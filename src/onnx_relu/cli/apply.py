@@ -222,6 +222,24 @@ def _validate(args: argparse.Namespace) -> None:
     if os.path.isdir(args.output):
         raise UsageError(f"OUT {args.output!r} is a folder, not a file name")
     check_writable_destination(args.output)
+    _check_pb_size(args.input, args.output)
+
+
+def _check_pb_size(source: str, output: str) -> None:
+    """A .npy too large for a .pb OUT is refused from its header, before anything is read."""
+    from ..errors import InvalidTensorFileError
+    from ..files.tensors import pb_size_refusal, read_npy_header, tensor_format
+
+    if tensor_format(source) != "npy" or tensor_format(output) != "pb":
+        return
+    try:
+        with open(source, "rb") as file:
+            header = read_npy_header(file, repr(source))
+    except (OSError, InvalidTensorFileError):
+        return  # reported, as before, when the work reads it
+    refusal = pb_size_refusal(header.nbytes, output)
+    if refusal is not None:
+        raise UsageError(refusal)
 
 
 def _apply(args: argparse.Namespace) -> int:

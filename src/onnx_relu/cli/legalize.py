@@ -53,6 +53,7 @@ def run(args: argparse.Namespace) -> int:
             model = legalize(args.model, target=args.target, exact=args.exact)
         except LegalizationError as exc:
             raise UsageError(str(exc)) from None
+        _check_external_data_stays_reachable(model, args.model, args.output)
         data = model.SerializeToString()
         with atomic_file(args.output) as file:
             file.write(data)
@@ -61,3 +62,20 @@ def run(args: argparse.Namespace) -> int:
 
     return run_guarded(f"{PROG} legalize", work, after_interrupt=NOT_WRITTEN,
                        after_failure="; OUT left unchanged")
+
+
+def _check_external_data_stays_reachable(model, source: str, output: str) -> None:
+    """A model whose external data would take it past protobuf's 2 GiB is legalized with that
+    data left in its files, named by paths relative to the model's folder: OUT must be there."""
+    from onnx.external_data_helper import uses_external_data
+
+    if not any(uses_external_data(tensor) for tensor in model.graph.initializer):
+        return
+    source_folder = os.path.realpath(os.path.dirname(os.path.abspath(source)))
+    output_folder = os.path.realpath(os.path.dirname(os.path.abspath(output)))
+    if source_folder != output_folder:
+        raise UsageError(
+            f"MODEL {source!r} keeps over 2 GiB of tensor data in external files, which stay"
+            f" where they are and are named relative to its folder; write OUT into"
+            f" {source_folder!r} so that the new model finds them"
+        )

@@ -25,6 +25,7 @@ from ._atomic import atomic_file
 from .progress import Progress
 from .tensors import (
     NpyHeader,
+    pb_size_refusal,
     read_npy_header,
     read_pb_tensor,
     read_tensor,
@@ -208,6 +209,12 @@ def relu_file(
     if src_kind == "pb":
         array, name = read_pb_tensor(src)
     else:
+        if dst_kind == "pb":  # refused before reading gigabytes that cannot be written
+            with open(src, "rb") as file:
+                header = read_npy_header(file, repr(src))
+            refusal = pb_size_refusal(header.nbytes, dst)
+            if refusal is not None:
+                raise ValueError(refusal)
         array = read_tensor(src)
     check_dtype(array.dtype, opset)
     relu(array, out=array, opset=opset)  # the array is our own copy: no second buffer

@@ -284,6 +284,10 @@ def _read_npy_from(file: BinaryIO, label: str) -> np.ndarray:
 def _write_npy(file: BinaryIO, array: np.ndarray) -> None:
     if array.dtype.hasobject:
         raise TypeError("a .npy tensor file cannot hold Python objects")
+    if not array.dtype.isnative and native(array.dtype) == _BFLOAT16:
+        # numpy would write the header descr '>V2', which it reads back as raw void (as every
+        # reader does): bfloat16 has one .npy spelling, '<V2', so it is written in native order.
+        array = array.astype(_BFLOAT16, order="K")
     if not (array.flags.c_contiguous or array.flags.f_contiguous):
         array = np.ascontiguousarray(array)
     file.write(_npy_header_bytes(array))
@@ -307,6 +311,12 @@ def read_pb_tensor(path: str | os.PathLike[str]) -> tuple[np.ndarray, str]:
     """Read a ``.pb`` file holding one ONNX ``TensorProto``: its values and its name."""
     path = os.fspath(path)
     with open(path, "rb") as file:
+        size = os.fstat(file.fileno()).st_size
+        if size >= PROTOBUF_MESSAGE_LIMIT:  # protobuf would call it corrupt, after reading it all
+            raise InvalidTensorFileError(
+                f"{path!r} is {size} bytes: protobuf reads no message of 2 GiB or more, so no"
+                " ONNX TensorProto (.pb) can be that large; store such a tensor as .npy"
+            )
         data = file.read()
     return _parse_pb_tensor(data, repr(path), os.path.dirname(os.path.abspath(path)))
 
@@ -347,7 +357,28 @@ def _parse_pb_tensor(data: bytes, label: str, base_dir: str) -> tuple[np.ndarray
     return array, tensor.name
 
 
+#: Protobuf parses and serializes no message of this size or more (2 GiB).
+PROTOBUF_MESSAGE_LIMIT = 1 << 31
+
+#: The largest tensor data a .pb file is written with: protobuf serializes no message of 2 GiB
+#: or more, and the TensorProto needs a few bytes besides its data (name, dims, type).
+PB_DATA_LIMIT = PROTOBUF_MESSAGE_LIMIT - (1 << 16)
+
+
+def pb_size_refusal(nbytes: int, path: str) -> str | None:
+    """Why ``nbytes`` of tensor data cannot go into the .pb file ``path``, or None if they can."""
+    if nbytes <= PB_DATA_LIMIT:
+        return None
+    return (
+        f"cannot write {path!r}: an ONNX TensorProto (.pb) holds at most 2 GiB (protobuf's"
+        f" limit on one message) and this tensor has {nbytes} bytes; write it as .npy instead"
+    )
+
+
 def _pb_bytes(array: np.ndarray, path: str, name: str) -> bytes:
+    refusal = pb_size_refusal(array.nbytes, path)
+    if refusal is not None:  # before building a message protobuf cannot encode
+        raise ValueError(refusal)
     _onnx, numpy_helper = _import_onnx()
     if not array.dtype.isnative:  # TensorProto data is little-endian; onnx wants native input
         array = array.astype(native(array.dtype))
@@ -355,10 +386,12 @@ def _pb_bytes(array: np.ndarray, path: str, name: str) -> bytes:
         tensor = numpy_helper.from_array(array, name=name)
     except (ValueError, TypeError, KeyError) as exc:
         raise TypeError(f"cannot store {array.dtype} in an ONNX TensorProto: {exc}") from None
+    from google.protobuf.message import EncodeError
+
     try:
         data: bytes = tensor.SerializeToString()
         return data
-    except ValueError as exc:  # protobuf refuses messages over 2 GiB
+    except (ValueError, EncodeError) as exc:  # protobuf refuses messages over 2 GiB
         raise ValueError(
             f"cannot write {path!r}: an ONNX TensorProto holds at most 2 GiB and this tensor"
             f" has {array.nbytes} bytes; write it as .npy instead ({exc})"

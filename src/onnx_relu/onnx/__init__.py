@@ -9,7 +9,8 @@ themselves (``pip install "onnx-relu[ort]"``).
   every Relu node with onnx-relu's values; run a model in onnxruntime, bfloat16 included.
 - :mod:`.backend`: an ``onnx.backend.base.Backend`` for models made of Relu nodes (also
   importable as ``onnx_relu.backend``).
-- :mod:`.reference`: ``Relu`` for ``onnx.reference.ReferenceEvaluator(model, new_ops=[Relu])``.
+- :mod:`.reference`: ``Relu`` for ``onnx.reference.ReferenceEvaluator(model, new_ops=[Relu])``,
+  and ``ReluReferenceEvaluator``, which uses it inside local functions too.
 - :mod:`.probe`: what the installed onnxruntime does with each Relu type and opset.
 - :mod:`.ort`: the onnxruntime session helper (io binding with bfloat16).
 - :func:`load_model`, :func:`ai_onnx_opset`, :func:`is_relu`: reading models, for tools.

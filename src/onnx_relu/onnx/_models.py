@@ -3,8 +3,10 @@ ai.onnx opset, and THE pipeline that check_model and legalize both run: load, fi
 nodes, infer the value types, and hand back each Relu with its input's type
 (:func:`typed_relu_sites`).
 
-Relu nodes of the main graph and of nested subgraphs (If, Loop, Scan bodies) are found; those
-inside model-local functions are not (their types depend on each call site).
+Relu nodes of the main graph and of nested subgraphs (If, Loop, Scan bodies) are found, and those
+in the bodies of model-local functions (``model.functions``) that the model calls: a function's
+Relu is judged once per distinct list of input types its call sites give it, under the Relu
+version of the function's own ai.onnx opset (the model's where it imports none).
 
 Examples
 --------
@@ -30,7 +32,13 @@ from onnx import shape_inference
 
 from ..errors import InvalidModelError
 from ..versions import ReluVersion, version_for_opset
-from ._rules import AI_ONNX_DOMAINS, is_relu, onnx_type_of_elem_type, onnx_type_of_type_proto
+from ._rules import (
+    AI_ONNX_DOMAINS,
+    is_relu,
+    onnx_type_of_elem_type,
+    onnx_type_of_type_proto,
+    printable,
+)
 
 __all__ = [
     "load_model",
@@ -39,6 +47,7 @@ __all__ = [
     "checked_model_opset",
     "ReluSite",
     "relu_sites",
+    "function_relu_sites",
     "inferred_model",
     "TypedModel",
     "typed_relu_sites",
@@ -61,6 +70,13 @@ def load_model(model_or_path: object) -> onnx.ModelProto:
         path = os.fspath(model_or_path)
         source = f"file {path!r}"
         with open(model_or_path, "rb") as stream:
+            size = os.fstat(stream.fileno()).st_size
+            if size >= PROTOBUF_MESSAGE_LIMIT:  # protobuf would call it corrupt after reading it
+                raise InvalidModelError(
+                    f"{source} is {size} bytes: protobuf reads no message of 2 GiB or more, so"
+                    " no ONNX model file can be that large; keep its large tensors in external"
+                    " data files (onnx.save_model(model, path, save_as_external_data=True))"
+                )
             data = stream.read()
     else:
         raise TypeError(
@@ -84,12 +100,68 @@ def load_model(model_or_path: object) -> onnx.ModelProto:
     return model
 
 
+#: Protobuf serializes no message of this size or more (2 GiB): a model whose external data
+#: would take it there keeps that data external (onnx's shape inference serializes the model).
+PROTOBUF_MESSAGE_LIMIT = 1 << 31
+# The size from which external data is left external (the limit; lowered by tests).
+_INLINE_LIMIT = PROTOBUF_MESSAGE_LIMIT
+
+
+def _external_data_bytes(tensors: list[onnx.TensorProto], base_dir: str) -> int:
+    """How many bytes loading these external tensors would add (what their files can give)."""
+    from onnx.external_data_helper import ExternalDataInfo
+
+    total = 0
+    for tensor in tensors:
+        info = ExternalDataInfo(tensor)
+        if info.length:
+            total += int(info.length)
+            continue
+        try:
+            total += max(0, os.path.getsize(os.path.join(base_dir, info.location)) - int(info.offset or 0))
+        except OSError:
+            pass  # a missing file: loading reports it
+    return total
+
+
+def _check_external_data(tensors: list[onnx.TensorProto], base_dir: str, source: str) -> None:
+    """What loading would check, without reading the data: each location is a relative path to
+    a regular file inside the model's folder that holds offset + length bytes."""
+    from onnx.external_data_helper import ExternalDataInfo
+
+    folder = os.path.realpath(base_dir)
+    for tensor in tensors:
+        info = ExternalDataInfo(tensor)
+        location = info.location or ""
+        problem = None
+        target = os.path.realpath(os.path.join(folder, location))
+        if not location or os.path.isabs(location):
+            problem = f"location {location!r} should be a relative path"
+        elif os.path.commonpath([folder, target]) != folder:
+            problem = f"location {location!r} points outside the model's folder"
+        elif not os.path.isfile(target):
+            problem = f"location {location!r} is not a regular file"
+        elif int(info.offset or 0) + int(info.length or 0) > os.path.getsize(target):
+            problem = f"{location!r} is shorter than offset + length"
+        if problem is not None:
+            raise InvalidModelError(
+                f"{source}: its external tensor data cannot be read: tensor {tensor.name!r}:"
+                f" {problem}"
+            )
+
+
 def _load_external_data(model: onnx.ModelProto, base_dir: str, source: str) -> None:
-    """Read initializers stored beside the model file (as onnx.load does)."""
+    """Read initializers stored beside the model file (as onnx.load does), unless that would
+    take the model past protobuf's 2 GiB: then they stay external, checked but not read (Relu
+    nodes are judged by types and shapes, which the tensors' dims and data types give)."""
     from onnx.checker import ValidationError
     from onnx.external_data_helper import load_external_data_for_model, uses_external_data
 
-    if any(uses_external_data(tensor) for tensor in model.graph.initializer):
+    external = [tensor for tensor in model.graph.initializer if uses_external_data(tensor)]
+    if external:
+        if model.ByteSize() + _external_data_bytes(external, base_dir) >= _INLINE_LIMIT:
+            _check_external_data(external, base_dir, source)
+            return
         try:
             load_external_data_for_model(model, base_dir)
         # onnx raises ValidationError (not a ValueError) for a location that is missing, not a
@@ -139,8 +211,11 @@ def checked_model_opset(model: onnx.ModelProto) -> int:
 class ReluSite:
     """A Relu node found in a model, with the type of its input (None if unknown).
 
-    ``path`` locates the graph holding it: () for the main graph, else a sequence of
-    (node index, attribute name, graph index) steps from the main graph down.
+    ``path`` locates the graph holding it: () for the main graph (or, where ``function`` is set,
+    that function's body), else a sequence of (node index, attribute name, graph index) steps
+    down from it. ``function`` is the position in ``model.functions`` of the model-local
+    function whose body holds the node, None for the main graph; ``opset`` is the ai.onnx opset
+    in force there (None: the model's).
     """
 
     path: tuple[tuple[int, str, int], ...]
@@ -148,6 +223,8 @@ class ReluSite:
     index: int
     node: onnx.NodeProto
     input_type: str | None
+    function: int | None = None
+    opset: int | None = None
 
 
 def _value_types(graph: onnx.GraphProto, outer: dict[str, str | None]) -> dict[str, str | None]:
@@ -165,10 +242,10 @@ def _subgraphs(node: onnx.NodeProto) -> Iterator[tuple[str, int, str, onnx.Graph
     """(attribute name, position, label suffix, graph) for each graph a node's attributes hold."""
     for attribute in node.attribute:
         if attribute.type == onnx.AttributeProto.GRAPH:
-            yield attribute.name, 0, attribute.name, attribute.g
+            yield attribute.name, 0, printable(attribute.name), attribute.g
         elif attribute.type == onnx.AttributeProto.GRAPHS:
             for position, graph in enumerate(attribute.graphs):
-                yield attribute.name, position, f"{attribute.name}[{position}]", graph
+                yield attribute.name, position, f"{printable(attribute.name)}[{position}]", graph
 
 
 def relu_sites(
@@ -186,13 +263,87 @@ def relu_sites(
         for attribute_name, position, suffix, subgraph in _subgraphs(node):
             # Where a subgraph hangs, e.g. "If node 'cond' (node #2).then_branch" (an unnamed
             # owner reads "If node (node #2).then_branch").
-            owner = f"{node.op_type} node {node.name!r}" if node.name else f"{node.op_type} node"
+            # The operator type is escaped where it does not print (a newline, a terminal escape).
+            op_type = printable(node.op_type)
+            owner = f"{op_type} node {node.name!r}" if node.name else f"{op_type} node"
             sub_label = f"{owner} (node #{index}).{suffix}"
             if label:
                 sub_label = f"{label} > {sub_label}"
             yield from relu_sites(
                 subgraph, types, path + ((index, attribute_name, position),), sub_label
             )
+
+
+def _value_type_protos(graph: onnx.GraphProto, outer: dict[str, onnx.TypeProto]) -> dict[str, onnx.TypeProto]:
+    types = dict(outer)
+    for value in list(graph.input) + list(graph.value_info) + list(graph.output):
+        if value.type.WhichOneof("value") is not None:
+            types[value.name] = value.type
+    for tensor in graph.initializer:
+        types[tensor.name] = onnx.helper.make_tensor_type_proto(tensor.data_type, None)
+    return types
+
+
+def _function_calls(
+    graph: onnx.GraphProto,
+    functions: dict[tuple[str, str], int],
+    outer: dict[str, onnx.TypeProto] | None = None,
+    label: str = "",
+) -> Iterator[tuple[int, str, tuple[onnx.TypeProto | None, ...]]]:
+    """(function position, call site label, its inputs' types) for each node of ``graph`` and
+    its subgraphs that calls a model-local function."""
+    types = _value_type_protos(graph, outer or {})
+    for index, node in enumerate(graph.node):
+        position = functions.get((node.domain, node.op_type))
+        if position is not None:
+            op_type = printable(node.op_type)
+            owner = f"{op_type} node {node.name!r}" if node.name else f"{op_type} node"
+            call = f"{owner} (node #{index})" + (f" in {label}" if label else "")
+            yield position, call, tuple(types.get(name) if name else None for name in node.input)
+        for _attribute, _position, suffix, subgraph in _subgraphs(node):
+            owner = f"{printable(node.op_type)} node {node.name!r}" if node.name else (
+                f"{printable(node.op_type)} node")
+            sub_label = f"{owner} (node #{index}).{suffix}"
+            yield from _function_calls(
+                subgraph, functions, types, f"{label} > {sub_label}" if label else sub_label
+            )
+
+
+def function_relu_sites(model: onnx.ModelProto, inferred_main: onnx.ModelProto, opset: int) -> Iterator[ReluSite]:
+    """The Relu nodes in the bodies of the model-local functions the model calls, typed by
+    inferring each body with the input types of its call sites (once per distinct list)."""
+    from onnx import helper
+
+    functions = {(f.domain, f.name): i for i, f in enumerate(model.functions)}
+    if not functions:
+        return
+    seen: set[tuple[int, tuple[bytes, ...]]] = set()
+    for position, call, call_types in _function_calls(inferred_main.graph, functions):
+        function = model.functions[position]
+        if not any(is_relu(node) for node in _function_nodes(function)):
+            continue
+        key = (position, tuple(t.SerializeToString() if t is not None else b"" for t in call_types))
+        if key in seen:
+            continue
+        seen.add(key)
+        inputs = []
+        for i, name in enumerate(function.input):
+            value = onnx.ValueInfoProto(name=name)
+            if i < len(call_types) and call_types[i] is not None:
+                value.type.CopyFrom(call_types[i])
+            inputs.append(value)
+        outputs = [onnx.ValueInfoProto(name=name) for name in function.output]
+        body = helper.make_graph(list(function.node), "function body", inputs, outputs)
+        own = [entry for entry in function.opset_import]
+        body_model = helper.make_model(body, opset_imports=own or list(model.opset_import),
+                                       functions=list(model.functions))
+        body_model.ir_version = model.ir_version
+        function_opset = ai_onnx_opset(body_model) or opset
+        domain = f"{function.domain}." if function.domain else ""
+        label = f"function '{printable(domain + function.name)}' called by {call}"
+        for site in relu_sites(inferred_model(body_model).graph, label=label):
+            yield ReluSite(site.path, site.graph_label, site.index, site.node, site.input_type,
+                           position, function_opset)
 
 
 def inferred_model(model: onnx.ModelProto) -> onnx.ModelProto:
@@ -213,6 +364,18 @@ def inferred_model(model: onnx.ModelProto) -> onnx.ModelProto:
         # Inference gave up on the whole model: judge with the declared types only (every
         # value without one is then reported as not inferable, never guessed).
         return model
+
+
+def _function_nodes(function: onnx.FunctionProto) -> Iterator[onnx.NodeProto]:
+    """The nodes of a function's body, those of its nodes' subgraphs included."""
+
+    def walk(nodes):
+        for node in nodes:
+            yield node
+            for _attribute, _position, _suffix, subgraph in _subgraphs(node):
+                yield from walk(subgraph.node)
+
+    return walk(function.node)
 
 
 @dataclass(frozen=True)
@@ -245,8 +408,11 @@ def typed_relu_sites(model_or_path: object) -> TypedModel:
     installed onnx knows (:func:`checked_model_opset`). Raises as :func:`load_model` does.
     """
     model = load_model(model_or_path)
-    if next(relu_sites(model.graph), None) is None:
+    if next(relu_sites(model.graph), None) is None and not any(
+        is_relu(node) for function in model.functions for node in _function_nodes(function)
+    ):
         return TypedModel(model, None, None, ())
     opset = checked_model_opset(model)
-    sites = tuple(relu_sites(inferred_model(model).graph))
+    inferred = inferred_model(model)
+    sites = tuple(relu_sites(inferred.graph)) + tuple(function_relu_sites(model, inferred, opset))
     return TypedModel(model, opset, version_for_opset(opset), sites)

@@ -30,12 +30,30 @@ AI_ONNX_DOMAINS = ("", "ai.onnx")
 _ATTRIBUTE_INTS = 7
 
 
+def printable(text: str | bytes) -> str:
+    r"""``text`` as it is if every character prints, else its repr (quoted, escapes spelled out).
+
+    Names in a model (operator types, attribute names) are arbitrary strings: a newline or a
+    terminal escape would break the one-finding-per-line output of ``onnx-relu check`` or
+    recolour the terminal.
+
+    Examples
+    --------
+    >>> printable("If"), printable("Evil\x1b[31m\nOp"), printable(b"\xffelu")
+    ('If', "'Evil\\x1b[31m\\nOp'", "b'\\xffelu'")
+    """
+    # protobuf gives a string field that is not valid UTF-8 as bytes: shown as their repr too.
+    return text if isinstance(text, str) and text.isprintable() else repr(text)
+
+
 def node_label(op_type: str, name: str, index: int | None) -> str:
     """A node named for a message: its name if it has one, and its position if known.
 
     ``index`` is the node's position in its graph's node list; None where the caller does not
-    know it (onnx's reference evaluator does not tell an operator where it sits).
+    know it (onnx's reference evaluator does not tell an operator where it sits). The name is
+    given as its repr; the operator type as it is where it prints (:func:`printable`).
     """
+    op_type = printable(op_type)
     if index is None:
         return f"{op_type} node {name!r}" if name else f"{op_type} node (unnamed)"
     if name:

@@ -48,12 +48,13 @@ from ..dtypes import describe_dtype, dtype_of_onnx_type, native
 from ..errors import (
     InputTypeMismatchError,
     InvalidModelError,
+    InvalidOpsetError,
     ModelInputError,
     OnnxReluError,
     UnsupportedOperatorError,
     UnsupportedTypeError,
 )
-from ..versions import ReluVersion, version_for_opset
+from ..versions import ReluVersion, check_opset, version_for_opset
 from ._models import checked_model_opset, latest_onnx_opset, load_model
 from ._rules import (
     arity_problems,
@@ -437,7 +438,7 @@ class OnnxReluBackend(Backend):
         the Relu version and so the allowed types.
         """
         _check_device(cls, device)
-        opset = kwargs.get("opset_version", latest_onnx_opset())
+        opset = _checked_node_opset(kwargs.get("opset_version", latest_onnx_opset()))
         description, version = _checked_relu_node(node, 0, opset)
         (input_name,), (output_name,) = node.input, node.output
         if isinstance(inputs, Mapping):
@@ -449,6 +450,12 @@ class OnnxReluBackend(Backend):
         else:
             if isinstance(inputs, (np.ndarray, np.generic)):
                 inputs = [inputs]
+            # bytes and str are sequences too, but of characters, not of input arrays.
+            if not isinstance(inputs, Sequence) or isinstance(inputs, (str, bytes, bytearray)):
+                raise ModelInputError(
+                    f"{description} takes its input as a list of one array or a dict by input"
+                    f" name ({input_name!r}), got {type(inputs).__name__}"
+                )
             if len(inputs) != 1:
                 raise ModelInputError(f"{description} takes one input, got {len(inputs)}")
             (x,) = inputs
@@ -469,6 +476,16 @@ class OnnxReluBackend(Backend):
 def _outputs_type(names: tuple[str, ...]) -> type:
     """The output container for these output names (built once: each build costs ~28 us)."""
     return namedtupledict("Outputs", names)
+def _checked_node_opset(opset: object) -> int:
+    """run_node's ``opset_version``: an integer from 1 to the newest opset onnx knows, as
+    :func:`prepare` requires of a model's opset."""
+    value = check_opset(opset)
+    latest = latest_onnx_opset()
+    if value > latest:
+        raise InvalidOpsetError(
+            f"opset_version is {value}; the installed onnx knows ai.onnx opsets 1 to {latest}"
+        )
+    return value
 
 
 def _check_device(backend: type[OnnxReluBackend], device: str) -> None:

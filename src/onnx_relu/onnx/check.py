@@ -3,8 +3,9 @@
 Only Relu nodes are judged (a model may hold any other operators). Input types come from onnx
 shape inference (``onnx.shape_inference.infer_shapes``, non-strict, so one bad node does not hide
 the others); a Relu whose input type cannot be inferred gets a finding saying so, never a guess.
-Relu nodes of the main graph and of nested subgraphs (If, Loop, Scan bodies) are judged; Relu
-nodes inside model-local functions are not (their types depend on each call site).
+Relu nodes of the main graph and of nested subgraphs (If, Loop, Scan bodies) are judged, and those
+in the model-local functions the model calls, once per distinct list of input types at their
+call sites (a finding's ``graph`` then reads "function 'dom.f' called by f node 'c' (node #0)").
 
 This module imports onnx; ``import onnx_relu`` does not (``onnx_relu.check_model`` imports it on
 first use). Loading, finding the Relu nodes and inferring their types is :mod:`._models`'
@@ -32,7 +33,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..versions import ReluVersion
+from ..versions import ReluVersion, version_for_opset
 from ._models import ReluSite, TypedModel, typed_relu_sites
 from ._rules import arity_problems, attribute_problems, node_label, type_refusal
 
@@ -175,5 +176,10 @@ def _judged(model_or_path: object) -> tuple[TypedModel, list[Finding]]:
     typed = typed_relu_sites(model_or_path)
     if typed.version is None or typed.opset is None:  # no Relu node
         return typed, []
-    version, opset = typed.version, typed.opset
-    return typed, [f for site in typed.sites for f in findings_for_site(site, version, opset)]
+    found = []
+    for site in typed.sites:
+        if site.opset is None or site.opset == typed.opset:
+            found += findings_for_site(site, typed.version, typed.opset)
+        else:  # a function importing its own ai.onnx opset
+            found += findings_for_site(site, version_for_opset(site.opset), site.opset)
+    return typed, found

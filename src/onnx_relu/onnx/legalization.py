@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator, Mapping
+from typing import Any
 
 import numpy as np
 import onnx
@@ -113,8 +114,12 @@ def _choose_rewrite(
     return None, tried
 
 
-def _graph_at(model: onnx.ModelProto, path: tuple[tuple[int, str, int], ...]) -> onnx.GraphProto:
-    graph = model.graph
+def _graph_at(
+    model: onnx.ModelProto, path: tuple[tuple[int, str, int], ...], function: int | None = None
+) -> onnx.GraphProto:
+    """The graph at ``path`` from the main graph, or from the body of ``model.functions[function]``
+    (a FunctionProto, which holds its nodes as a graph does)."""
+    graph: Any = model.graph if function is None else model.functions[function]
     for index, attribute_name, position in path:
         (attribute,) = [a for a in graph.node[index].attribute if a.name == attribute_name]
         graph = attribute.g if attribute.type == onnx.AttributeProto.GRAPH else (
@@ -146,7 +151,9 @@ def legalize(
         subgraph whose last node keeps the Relu's name and output name (its helper nodes and
         values are named "<relu name>/<role>", or "<output name>/<role>" for an unnamed Relu,
         with a counter appended where the name is taken). The result passes
-        ``onnx.checker.check_model(result, full_check=True)``.
+        ``onnx.checker.check_model(result, full_check=True)``. A model file whose external
+        data would take it past protobuf's 2 GiB is read without that data: the result keeps
+        the references, relative to the model's folder (save it there).
 
     Raises
     ------
@@ -173,9 +180,11 @@ def legalize(
         )
 
     plan: list[tuple[ReluSite, str]] = []
+    chosen: dict[tuple[Any, ...], tuple[str, str]] = {}  # a function's Relu: the rewrite of each call type
     for site in sites:
         assert site.input_type is not None  # check_model found no type-unknown site
-        choice, tried = _choose_rewrite(site.input_type, opset, source.ir_version, exact)
+        site_opset = site.opset or opset
+        choice, tried = _choose_rewrite(site.input_type, site_opset, source.ir_version, exact)
         if choice is None:
             description = node_label("Relu", site.node.name, site.index)
             native = tried[0]
@@ -190,22 +199,44 @@ def legalize(
                    " e.g. onnx.version_converter.convert_version(model, 13)." if opset < 6
                    else "")
             )
+        if site.function is not None:
+            # One body serves every call: it can be rewritten only if every call's type needs
+            # the same nodes; a later call of the function adds nothing to the plan.
+            where = (site.function, site.path, site.index)
+            if where in chosen:
+                earlier_choice, earlier_type = chosen[where]
+                if earlier_type != site.input_type and (earlier_choice, choice) != ("Relu", "Relu"):
+                    raise LegalizationError(
+                        f"{node_label('Relu', site.node.name, site.index)} in {site.graph_label}"
+                        f" is called with {earlier_type} and {site.input_type}, which need"
+                        " different rewrites in the one function body; inline the function"
+                        " first (onnx.inliner.inline_local_functions(model)) so that each call"
+                        " is rewritten for its own type"
+                    )
+                continue
+            chosen[where] = (choice, site.input_type)
         if choice != "Relu":
             plan.append((site, choice))
 
     result = onnx.ModelProto()
     result.CopyFrom(source)
-    pool = _NamePool(set(_all_names(result.graph)))
+    taken = set(_all_names(result.graph))
+    for function in result.functions:
+        taken.update(function.input, function.output)
+        taken.update(name for node in function.node for name in (*node.input, *node.output, node.name))
+    pool = _NamePool(taken)
     # Deepest graphs first, and from the end of each node list, so that the paths and indices
-    # of the sites not yet rewritten stay valid.
-    plan.sort(key=lambda item: (len(item[0].path), item[0].path, item[0].index), reverse=True)
+    # of the sites not yet rewritten stay valid (each function body and the main graph apart).
+    plan.sort(key=lambda item: (-1 if item[0].function is None else item[0].function,
+                                len(item[0].path), item[0].path, item[0].index), reverse=True)
     for site, choice in plan:
-        graph = _graph_at(result, site.path)
+        graph = _graph_at(result, site.path, site.function)
         node = graph.node[site.index]
         fresh = pool.fresh_maker(node.name or node.output[0])
         assert site.input_type is not None
         new_nodes = REWRITES[choice](
-            node.input[0], node.output[0], site.input_type, opset, node.domain, fresh, node.name
+            node.input[0], node.output[0], site.input_type, site.opset or opset, node.domain,
+            fresh, node.name
         )
         assert new_nodes is not None  # the probe ran this rewrite for this type and opset
         nodes = list(graph.node)

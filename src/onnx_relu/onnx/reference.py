@@ -11,6 +11,11 @@ and the allowed types.
 The reference evaluator finds replacement operators by class name, so the class is named ``Relu``.
 This module imports onnx (onnx.reference); ``import onnx_relu`` does not import it.
 
+onnx's evaluator does not pass ``new_ops`` on to the evaluators it makes for a model's local
+functions (``model.functions``), so ``ReferenceEvaluator(model, new_ops=[Relu])`` runs onnx's own
+Relu inside them. :class:`ReluReferenceEvaluator` is the evaluator with onnx-relu's Relu
+everywhere, function bodies included (onnx makes those with the evaluator's own class).
+
 Examples
 --------
 >>> import numpy as np
@@ -32,6 +37,7 @@ from typing import Any
 
 import numpy as np
 import onnx
+from onnx.reference import ReferenceEvaluator
 from onnx.reference.op_run import OpRun
 
 from .. import relu
@@ -46,7 +52,7 @@ from ._rules import (
     type_refusal,
 )
 
-__all__ = ["Relu"]
+__all__ = ["Relu", "ReluReferenceEvaluator"]
 
 
 def _ai_onnx_opset(run_params: dict[str, Any]) -> int:
@@ -103,3 +109,33 @@ class Relu(OpRun):
 
     def _run(self, x: Any, consumed_inputs: object = None) -> tuple[np.ndarray]:  # noqa: ARG002 - Relu-1's legacy attribute
         return (np.asarray(relu(x, opset=self.opset)),)
+
+
+class ReluReferenceEvaluator(ReferenceEvaluator):
+    """``onnx.reference.ReferenceEvaluator`` with onnx-relu's :class:`Relu` in the model and in
+    the bodies of its local functions.
+
+    Takes the arguments of ``ReferenceEvaluator``; ``new_ops`` may add other operators.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from onnx import TensorProto, helper
+    >>> body = helper.make_function("local", "F", ["a"], ["b"], [helper.make_node("Relu", ["a"], ["b"])],
+    ...                             opset_imports=[helper.make_opsetid("", 14)])
+    >>> graph = helper.make_graph(
+    ...     [helper.make_node("F", ["x"], ["y"], domain="local")], "g",
+    ...     [helper.make_tensor_value_info("x", TensorProto.FLOAT16, [2])],
+    ...     [helper.make_tensor_value_info("y", TensorProto.FLOAT16, [2])])
+    >>> model = helper.make_model(graph, functions=[body], opset_imports=[
+    ...     helper.make_opsetid("", 14), helper.make_opsetid("local", 1)])
+    >>> x = {"x": np.array([-0.0, 2.0], np.float16)}
+    >>> np.signbit(ReluReferenceEvaluator(model).run(None, x)[0])  # onnx-relu's Relu: +0.0
+    array([False, False])
+    >>> np.signbit(ReferenceEvaluator(model, new_ops=[Relu]).run(None, x)[0])  # onnx's, in F
+    array([ True, False])
+    """
+
+    def __init__(self, proto: Any, *args: Any, new_ops: Any = None, **kwargs: Any) -> None:
+        others = [op for op in (new_ops or []) if op is not Relu]
+        super().__init__(proto, *args, new_ops=[Relu, *others], **kwargs)
