@@ -216,6 +216,33 @@ def test_the_nine_light_models_give_the_same_outputs_as_plain_onnxruntime():
             np.testing.assert_array_equal(left, right, err_msg=path)
 
 
+def test_in_a_light_model_the_relu_nodes_run_unfused_on_the_library(tmp_path):
+    """onnxruntime alone fuses Conv + Relu; the library's Relu schema (since version 1) is not
+    one its fusions match, so every Relu node runs as a node of its own, on the library."""
+    import json
+
+    light = _light_tool()
+    (path,) = [p for p in light.light_model_paths() if p.endswith("light_bvlc_alexnet.onnx")]
+    model = onnx.load(path)
+    feeds = light.random_feeds(model, seed=0)
+
+    def relu_events(session) -> int:
+        run_session(session, feeds)
+        with open(session.end_profiling()) as trace:
+            events = json.load(trace)
+        return sum(1 for e in events if e.get("args", {}).get("op_name") == "Relu")
+
+    def profiled() -> onnxruntime.SessionOptions:
+        options = quiet_options()
+        options.enable_profiling = True
+        options.profile_file_prefix = str(tmp_path / "profile")
+        return options
+
+    plain = onnxruntime.InferenceSession(path, profiled(), providers=["CPUExecutionProvider"])
+    assert relu_events(plain) < 7
+    assert relu_events(onnx_relu.ort_session(path, sess_options=profiled())) == 7
+
+
 def test_four_python_threads_run_sessions_at_once():
     shared = session_for(relu_model("tensor(float)", 14, shape=("n",)))
     own = {t: session_for(relu_model(t, 21, shape=("n",))) for t in
