@@ -216,8 +216,11 @@ static relu_ort_op relu_ort_ops[RELU_TYPE_COUNT] = {RELU_FOR_EACH_TYPE(RELU_ORT_
  * domain must outlive every session made with it, and the library cannot know when that is. */
 static OrtCustomOpDomain *relu_ort_domain;
 static OrtStatus *relu_ort_domain_error;
+static pthread_once_t relu_ort_domain_once = PTHREAD_ONCE_INIT;
+/* The kernel's own set-up (tuning from this machine, fork handler, thread count), done once,
+ * by the first registration or the first setter call below, whichever comes first. */
 static int relu_ort_kernel_error;
-static pthread_once_t relu_ort_once = PTHREAD_ONCE_INIT;
+static pthread_once_t relu_ort_kernel_once = PTHREAD_ONCE_INIT;
 
 static int
 relu_ort_available_cpus(void)
@@ -235,15 +238,19 @@ relu_ort_available_cpus(void)
 }
 
 static void
-relu_ort_init_once(void)
+relu_ort_kernel_init_once(void)
 {
-    const OrtApi *api = relu_ort_api;
-
     if (relu_kernel_init() != 0) {
         relu_ort_kernel_error = 1;
         return;
     }
     relu_set_num_threads(relu_ort_available_cpus());
+}
+
+static void
+relu_ort_domain_init_once(void)
+{
+    const OrtApi *api = relu_ort_api;
     OrtStatus *status = api->CreateCustomOpDomain("", &relu_ort_domain);
     for (int i = 0; status == NULL && i < RELU_TYPE_COUNT; i++) {
         status = api->CustomOpDomain_Add(relu_ort_domain, &relu_ort_ops[i].op);
@@ -269,11 +276,12 @@ RegisterCustomOps(OrtSessionOptions *options, const OrtApiBase *base)
     if (relu_ort_api == NULL) {
         relu_ort_api = api; /* the same table for every call in this process */
     }
-    pthread_once(&relu_ort_once, relu_ort_init_once);
+    pthread_once(&relu_ort_kernel_once, relu_ort_kernel_init_once);
     if (relu_ort_kernel_error) {
         return api->CreateStatus(ORT_ABI_FAIL,
                                  "onnx-relu custom-op library: pthread_atfork failed");
     }
+    pthread_once(&relu_ort_domain_once, relu_ort_domain_init_once);
     if (relu_ort_domain_error != NULL) {
         return api->CreateStatus(ORT_ABI_FAIL,
                                  "onnx-relu custom-op library: creating the Relu domain failed");
@@ -286,12 +294,14 @@ RegisterCustomOps(OrtSessionOptions *options, const OrtApiBase *base)
 ONNX_RELU_ORT_EXPORT int
 onnx_relu_ort_set_num_threads(int count)
 {
+    pthread_once(&relu_ort_kernel_once, relu_ort_kernel_init_once);
     return relu_set_num_threads(count);
 }
 
 ONNX_RELU_ORT_EXPORT int
 onnx_relu_ort_get_num_threads(void)
 {
+    pthread_once(&relu_ort_kernel_once, relu_ort_kernel_init_once);
     return relu_get_num_threads();
 }
 
@@ -300,4 +310,21 @@ ONNX_RELU_ORT_EXPORT unsigned
 onnx_relu_ort_api_version(void)
 {
     return ORT_ABI_VERSION;
+}
+
+/* The output size in bytes from which the library's kernel streams its stores (out of place);
+ * a negative size leaves it unchanged. Returns the previous size. For benchmarks and tests: the
+ * default comes from this machine's caches, as in the NumPy module. */
+ONNX_RELU_ORT_EXPORT long long
+onnx_relu_ort_set_nt_threshold(long long bytes)
+{
+    pthread_once(&relu_ort_kernel_once, relu_ort_kernel_init_once);
+    const long long previous = (long long)relu_get_tuning().thresholds.nt_bytes;
+    relu_thresholds change = {.parallel_bytes = -1, .min_chunk_bytes = -1, .nt_bytes = -1,
+                              .spin_ns = -1};
+    if (bytes >= 0) {
+        change.nt_bytes = (ptrdiff_t)bytes;
+        relu_set_thresholds(change);
+    }
+    return previous;
 }

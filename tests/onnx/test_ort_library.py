@@ -27,6 +27,7 @@ from onnx_relu.onnx.ort import inference_session, run_session
 from onnx_relu.onnx.ort_library import (
     ORT_LIBRARY_API_VERSION,
     ort_library_num_threads,
+    set_ort_library_nt_threshold,
     set_ort_library_num_threads,
 )
 from tests.support import REPOSITORY
@@ -323,3 +324,18 @@ def test_the_library_thread_count_follows_onnx_relu_and_can_be_set():
 def test_bad_session_options_are_refused():
     with pytest.raises(TypeError, match="SessionOptions"):
         onnx_relu.ort_session_options({"threads": 2})
+
+
+@pytest.mark.parametrize("onnx_type", ONNX_NAMES)
+def test_streaming_stores_forced_on_give_the_same_bits(onnx_type):
+    session = session_for(relu_model(onnx_type, 21, shape=("n",)))
+    previous = set_ort_library_nt_threshold(0)  # every call streams (this machine: >= 512 MiB)
+    try:
+        for n in [1, 7, 1000, 3 << 20]:  # ragged heads and tails, then threads too
+            x = sample_values(onnx_type, n)
+            (y,) = run_session(session, {"x": x})
+            assert_exact(y, x, f"{onnx_type}, {n} elements, streaming")
+    finally:
+        assert set_ort_library_nt_threshold(previous) == 0
+    with pytest.raises(ValueError):
+        set_ort_library_nt_threshold(-5)

@@ -55,6 +55,7 @@ __all__ = [
     "ort_session",
     "ort_library_num_threads",
     "set_ort_library_num_threads",
+    "set_ort_library_nt_threshold",
     "ORT_LIBRARY_API_VERSION",
 ]
 
@@ -107,6 +108,8 @@ def _library() -> ctypes.CDLL:
             handle.onnx_relu_ort_set_num_threads.restype = ctypes.c_int
             handle.onnx_relu_ort_get_num_threads.argtypes = []
             handle.onnx_relu_ort_get_num_threads.restype = ctypes.c_int
+            handle.onnx_relu_ort_set_nt_threshold.argtypes = [ctypes.c_longlong]
+            handle.onnx_relu_ort_set_nt_threshold.restype = ctypes.c_longlong
             _handle = handle
         return _handle
 
@@ -140,6 +143,23 @@ def set_ort_library_num_threads(n: int) -> int:
     if not 1 <= n <= MAX_THREADS:
         raise ThreadCountError(f"the number of threads must be in 1..{MAX_THREADS}, got {n}")
     return _library().onnx_relu_ort_set_num_threads(n)
+
+
+def set_ort_library_nt_threshold(n_bytes: int | None) -> int:
+    """Set the output size (bytes) from which the library's kernel writes with streaming
+    stores (None: leave it); returns the previous size. The default comes from this machine's
+    caches, as :func:`onnx_relu.tuning.kernel_tuning` reports for the NumPy module.
+
+    Examples
+    --------
+    >>> previous = set_ort_library_nt_threshold(None)
+    >>> set_ort_library_nt_threshold(previous) == previous
+    True
+    """
+    if n_bytes is not None and (isinstance(n_bytes, bool) or not isinstance(n_bytes, int)
+                                or n_bytes < 0):
+        raise ValueError(f"the threshold must be a size in bytes >= 0 or None, got {n_bytes!r}")
+    return _library().onnx_relu_ort_set_nt_threshold(-1 if n_bytes is None else n_bytes)
 
 
 def ort_session_options(sess_options: onnxruntime.SessionOptions | None = None):
