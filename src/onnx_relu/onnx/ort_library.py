@@ -1,7 +1,7 @@
 """onnxruntime runs every Relu type natively: the onnx-relu custom-op library.
 
-onnx-relu builds and installs a small shared library next to this package
-(``libonnx_relu_ort.so`` on Linux) that registers the standard-domain (ai.onnx) ``Relu`` for all
+onnx-relu builds and installs a small shared library with this package
+(``onnx_relu/lib/libonnx_relu_ort.so`` on Linux) that registers the standard-domain (ai.onnx) ``Relu`` for all
 eight Relu types -- float16, float, double, bfloat16, int8, int16, int32, int64 -- computed by
 onnx-relu's kernel (the same element rule, streaming stores and thread pool as
 :func:`onnx_relu.relu`). Loaded into an onnxruntime session, it replaces onnxruntime's own Relu
@@ -89,7 +89,8 @@ def ort_library_path() -> str:
     'libonnx_relu_ort.so'
     """
     package_folder = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    path = os.path.join(package_folder, _FILE_NAMES.get(sys.platform, "libonnx_relu_ort.so"))
+    path = os.path.join(package_folder, "lib",
+                        _FILE_NAMES.get(sys.platform, "libonnx_relu_ort.so"))
     if not os.path.isfile(path):
         raise FileNotFoundError(
             f"the onnx-relu custom-op library for onnxruntime is not installed: {path!r} is"
