@@ -226,8 +226,9 @@ def _refuse_invalid_relus(model: Any) -> None:
         else InvalidModelError
     )
     raise error(
-        "onnx_relu.ort_session refuses the model: the onnx-relu library would run these Relu"
-        " nodes although their Relu version forbids it (check_model found:)\n"
+        "onnx_relu.ort_session refuses the model: the onnx-relu library's Relu would run any of"
+        " the eight types at any opset, so each node's Relu version is checked first, and"
+        " check_model found:\n"
         + "\n".join(f"  {finding}" for finding in blocking)
     )
 
