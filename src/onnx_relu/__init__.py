@@ -9,8 +9,9 @@ The package is in layers, each importing only what its optional extra provides: 
 :mod:`onnx_relu.errors`, :mod:`onnx_relu.tuning`), :mod:`onnx_relu.onnx` (onnx, and onnxruntime
 where named), :mod:`onnx_relu.files` (tensor files; dask and zarr for Zarr stores),
 :mod:`onnx_relu.cli` (the ``onnx-relu`` command) and :mod:`onnx_relu.bench`. ``check_model``,
-``Finding``, ``legalize``, ``read_tensor`` and ``write_tensor`` are exported here but imported
-on first use, so ``import onnx_relu`` imports neither onnx nor the file layer.
+``Finding``, ``legalize``, ``read_tensor``, ``write_tensor`` and the onnxruntime library's
+``ort_library_path``, ``ort_session_options`` and ``ort_session`` are exported here but imported
+on first use, so ``import onnx_relu`` imports neither onnx, onnxruntime nor the file layer.
 
 Examples
 --------
@@ -71,6 +72,9 @@ __all__ = [
     "UnsupportedFileFormatError",
     "read_tensor",
     "write_tensor",
+    "ort_library_path",
+    "ort_session_options",
+    "ort_session",
     "InvalidOpsetError",
     "InvalidOutputError",
     "ThreadCountError",
@@ -91,6 +95,9 @@ _LAZY_EXPORTS = {
     # (from a module not named like the function: importing a submodule named "legalize"
     # would make its package's attribute "legalize" the module, not the function)
     "legalize": ".onnx.legalization",
+    "ort_library_path": ".onnx.ort_library",
+    "ort_session_options": ".onnx.ort_library",
+    "ort_session": ".onnx.ort_library",
     "read_tensor": ".files.tensors",
     "write_tensor": ".files.tensors",
 }

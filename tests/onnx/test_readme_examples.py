@@ -24,8 +24,8 @@ def _section_examples() -> list[str]:
 EXAMPLES = _section_examples()
 
 
-def test_the_section_has_the_four_examples():
-    assert len(EXAMPLES) == 4
+def test_the_section_has_the_five_examples():
+    assert len(EXAMPLES) == 5
 
 
 @pytest.mark.parametrize("number", range(len(EXAMPLES)))

@@ -1,4 +1,6 @@
-"""``onnx-relu run MODEL -i NAME=FILE -o DIR``: a model made of Relu nodes, on tensor files."""
+"""``onnx-relu run MODEL -i NAME=FILE -o DIR [--engine onnxruntime]``: a model on tensor files,
+through the onnx-relu backend (models made of Relu nodes) or through onnxruntime with the
+onnx-relu custom-op library (any model)."""
 
 from __future__ import annotations
 
@@ -21,10 +23,13 @@ examples:
   {PROG} run model.onnx -i X=x.npy -o results/          writes results/<output name>.npy
   {PROG} run model.onnx -i x.npy -o results/            a model with one input needs no NAME
   {PROG} run model.onnx -i a=a.pb -i b=b.npy -o out/ --format pb
+  {PROG} run resnet.onnx -i data=x.npy -o out/ --engine onnxruntime   any model
 
-The model must consist of ai.onnx Relu nodes only (see `{PROG} check` for any model). Inputs
-are .npy or .pb files; types must be the declared ones and the ones the model's opset allows.
-Each output is written atomically; nothing is written unless the whole model ran.
+With the default engine (onnx-relu) the model must consist of ai.onnx Relu nodes only. With
+--engine onnxruntime any model runs in onnxruntime's CPU provider, its Relu nodes (every type,
+bfloat16, int16 and int64 included) on the onnx-relu library. Inputs are .npy or .pb files;
+types must be the declared ones, and Relu's the ones the model's opset allows. Each output is
+written atomically; nothing is written unless the whole model ran.
 """
 
 #: Characters allowed as they are in an output file name; others become "_".
@@ -40,9 +45,10 @@ def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     """Add the ``run`` subcommand to ``commands``."""
     parser = add_subcommand(
         commands, "run", run,
-        help="run a model made of Relu nodes on tensor files",
-        description="Run an ONNX model made of Relu nodes through the onnx-relu backend and "
-        "write each graph output to DIR as <name>.npy (or .pb).",
+        help="run a model on tensor files (Relu-only models, or any with --engine onnxruntime)",
+        description="Run an ONNX model made of Relu nodes through the onnx-relu backend, or "
+        "any ONNX model through onnxruntime with the onnx-relu library (--engine onnxruntime), "
+        "and write each graph output to DIR as <name>.npy (or .pb).",
         epilog=_RUN_EXAMPLES,
     )
     parser.add_argument("model", metavar="MODEL.onnx", help="the model file")
@@ -55,8 +61,11 @@ def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
                         help="folder for the outputs (created if missing)")
     parser.add_argument("--format", choices=("npy", "pb"), default="npy",
                         help="file format of the outputs (default: npy)")
+    parser.add_argument("--engine", choices=("onnx-relu", "onnxruntime"), default="onnx-relu",
+                        help="onnx-relu: the backend for models made of Relu nodes (default); "
+                        "onnxruntime: any model, in onnxruntime with the onnx-relu library")
     parser.add_argument("--threads", type=positive_int, metavar="N",
-                        help="threads for the Relu kernel")
+                        help="threads for the Relu kernel (and onnxruntime's intra-op threads)")
 
 
 def _parse_run_inputs(entries: list[str], required: list[str]) -> dict[str, str]:
@@ -91,24 +100,93 @@ def _check_output_folder(path: str) -> None:
         raise UsageError(f"-o {path!r}: the folder {existing!r} is not writable")
 
 
-def _run_model_files(args: argparse.Namespace) -> list[str]:
-    from ..files import read_tensor, write_tensor
-    from ..onnx.backend import prepare
+def _read_inputs(args: argparse.Namespace, required: list[str]) -> dict:
+    from ..files import read_tensor
 
-    check_readable(args.model, "MODEL")
-    rep = prepare(args.model)
-    required = [graph_input.name for graph_input in rep.required_inputs]
     files = _parse_run_inputs(args.inputs, required)
     for path in files.values():
         check_readable(path, "input file")
     _check_output_folder(args.output_dir)
-    feeds = {name: read_tensor(path) for name, path in files.items()}
+    return {name: read_tensor(path) for name, path in files.items()}
+
+
+def _run_backend(args: argparse.Namespace) -> tuple[list[str], list]:
+    from ..onnx.backend import prepare
+
+    rep = prepare(args.model)
+    feeds = _read_inputs(args, [graph_input.name for graph_input in rep.required_inputs])
     with thread_limit(args.threads):
-        outputs = rep.run(feeds)
+        return list(rep.output_names), list(rep.run(feeds))
+
+
+def _check_ort_feeds(session, feeds: dict) -> None:
+    """Every graph input fed, nothing else, each with its declared type: checked before the run
+    so that the user gets onnx-relu's one-line errors rather than onnxruntime's."""
+    from ..dtypes import describe_dtype, native, onnx_type_name
+    from ..errors import InputTypeMismatchError, ModelInputError
+
+    declared = {graph_input.name: graph_input.type for graph_input in session.get_inputs()}
+    unknown = sorted(set(feeds) - set(declared))
+    missing = [name for name in declared if name not in feeds]
+    if unknown:
+        raise ModelInputError(f"unknown input name(s) {unknown}; the model's inputs are"
+                              f" {list(declared)}")
+    if missing:
+        raise ModelInputError(f"missing input(s) {missing}; the model's inputs are"
+                              f" {list(declared)}")
+    for name, array in feeds.items():
+        given = onnx_type_name(native(array.dtype))
+        if given != declared[name]:
+            raise InputTypeMismatchError(
+                f"input {name!r} is declared {declared[name]} but was fed"
+                f" {describe_dtype(array.dtype)} (nothing is cast)"
+            )
+
+
+def _run_onnxruntime(args: argparse.Namespace) -> tuple[list[str], list]:
+    from ..errors import InvalidModelError, ModelInputError
+    from ..onnx.ort import run_session
+    from ..onnx.ort_library import ort_session
+
+    try:
+        import onnxruntime
+    except ImportError:
+        raise ImportError(
+            "--engine onnxruntime needs onnxruntime: pip install \"onnx-relu[ort]\""
+        ) from None
+    options = onnxruntime.SessionOptions()
+    options.log_severity_level = 3  # its errors still raise; warnings would clutter stderr
+    if args.threads is not None:
+        options.intra_op_num_threads = args.threads
+    try:
+        with thread_limit(args.threads):  # the library takes onnx-relu's thread count
+            session = ort_session(args.model, sess_options=options)
+    except (onnxruntime.capi.onnxruntime_pybind11_state.Fail,
+            onnxruntime.capi.onnxruntime_pybind11_state.InvalidGraph,
+            onnxruntime.capi.onnxruntime_pybind11_state.InvalidProtobuf,
+            onnxruntime.capi.onnxruntime_pybind11_state.NotImplemented) as error:
+        raise InvalidModelError(f"onnxruntime cannot load {args.model!r}: {error}") from None
+    feeds = _read_inputs(args, [graph_input.name for graph_input in session.get_inputs()])
+    _check_ort_feeds(session, feeds)
+    try:
+        outputs = run_session(session, feeds)
+    except onnxruntime.capi.onnxruntime_pybind11_state.InvalidArgument as error:
+        raise ModelInputError(f"onnxruntime refused the inputs: {error}") from None
+    return [output.name for output in session.get_outputs()], outputs
+
+
+def _run_model_files(args: argparse.Namespace) -> list[str]:
+    from ..files import write_tensor
+
+    check_readable(args.model, "MODEL")
+    if args.engine == "onnxruntime":
+        output_names, outputs = _run_onnxruntime(args)
+    else:
+        output_names, outputs = _run_backend(args)
     os.makedirs(args.output_dir, exist_ok=True)
     written = []
     used: set[str] = set()
-    for name, value in zip(rep.output_names, outputs, strict=True):
+    for name, value in zip(output_names, outputs, strict=True):
         stem = _file_name_for(name)
         while stem in used:  # two output names that map to one file name
             stem += "_"

@@ -1,0 +1,299 @@
+"""onnxruntime runs every Relu type natively: the onnx-relu custom-op library.
+
+onnx-relu builds and installs a small shared library with this package
+(``onnx_relu/lib/libonnx_relu_ort.so`` on Linux) that registers the standard-domain (ai.onnx) ``Relu`` for all
+eight Relu types -- float16, float, double, bfloat16, int8, int16, int32, int64 -- computed by
+onnx-relu's kernel (the same element rule, streaming stores and thread pool as
+:func:`onnx_relu.relu`). Loaded into an onnxruntime session, it replaces onnxruntime's own Relu
+at every opset: bfloat16, int16 and int64 Relu nodes run, float16 runs without casts, and every
+Relu gives onnx-relu's exact values (-0.0 -> +0.0, NaN bits kept), without changing the model.
+
+- :func:`ort_library_path`: where the library is (needs neither onnx nor onnxruntime).
+- :func:`ort_session_options`: an ``onnxruntime.SessionOptions`` with the library registered.
+- :func:`ort_session`: an ``onnxruntime.InferenceSession`` with the library, for a model whose
+  Relu nodes :func:`onnx_relu.check_model` finds valid. The library's Relu schema accepts all
+  eight types at every opset (onnxruntime merges the registered types into one schema), so the
+  version's type rules (e.g. no int8 before opset 14) are checked here, before the session.
+
+The library asks onnxruntime for API version 16 and so needs onnxruntime >= 1.16; an older one
+refuses to register it with an error that says so. The library's kernel is its own copy, with
+its own thread count: :func:`ort_session_options` sets it to :func:`onnx_relu.get_num_threads`
+each time it registers the library (:func:`set_ort_library_num_threads` changes it later).
+
+Examples
+--------
+>>> import ml_dtypes, numpy as np
+>>> from onnx import TensorProto, helper
+>>> from onnx_relu.onnx.ort import run_session
+>>> graph = helper.make_graph(
+...     [helper.make_node("Relu", ["x"], ["y"], name="act")], "g",
+...     [helper.make_tensor_value_info("x", TensorProto.BFLOAT16, [4])],
+...     [helper.make_tensor_value_info("y", TensorProto.BFLOAT16, [4])])
+>>> model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
+>>> session = ort_session(model)          # onnxruntime alone has no bfloat16 Relu
+>>> x = np.array([-1.5, -0.0, 2.0, 3.5], dtype=ml_dtypes.bfloat16)
+>>> run_session(session, {"x": x})
+[array([0, 0, 2, 3.5], dtype=bfloat16)]
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import sys
+import threading
+from typing import TYPE_CHECKING, Any
+
+from ..errors import InvalidModelError, ThreadCountError, UnsupportedTypeError
+
+if TYPE_CHECKING:
+    import onnxruntime
+
+__all__ = [
+    "ort_library_path",
+    "ort_session_options",
+    "ort_session",
+    "ort_library_num_threads",
+    "set_ort_library_num_threads",
+    "set_ort_library_nt_threshold",
+    "ORT_LIBRARY_API_VERSION",
+]
+
+#: The onnxruntime C API version the library asks for (onnxruntime >= 1.16 provides it).
+ORT_LIBRARY_API_VERSION = 16
+
+#: Session config entry that marks options on which the library is registered already.
+_REGISTERED_KEY = "onnx_relu.ort_library"
+
+_FILE_NAMES = {"darwin": "libonnx_relu_ort.dylib", "win32": "onnx_relu_ort.dll"}
+
+_lock = threading.Lock()
+_handle: ctypes.CDLL | None = None
+
+
+def ort_library_path() -> str:
+    """The absolute path of the onnx-relu custom-op library for onnxruntime.
+
+    Pass it to ``onnxruntime.SessionOptions.register_custom_ops_library`` (or use
+    :func:`ort_session_options`, which also sets the library's thread count).
+
+    Raises
+    ------
+    FileNotFoundError
+        if the library is not installed beside the package (a build that did not make it).
+
+    Examples
+    --------
+    >>> import os
+    >>> os.path.basename(ort_library_path())
+    'libonnx_relu_ort.so'
+    """
+    package_folder = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    path = os.path.join(package_folder, "lib",
+                        _FILE_NAMES.get(sys.platform, "libonnx_relu_ort.so"))
+    if not os.path.isfile(path):
+        raise FileNotFoundError(
+            f"the onnx-relu custom-op library for onnxruntime is not installed: {path!r} is"
+            " missing (reinstall onnx-relu from a build that compiles it)"
+        )
+    return path
+
+
+def _library() -> ctypes.CDLL:
+    """The library loaded in this process: the same instance onnxruntime loads from that path."""
+    global _handle
+    with _lock:
+        if _handle is None:
+            handle = ctypes.CDLL(ort_library_path())
+            handle.onnx_relu_ort_set_num_threads.argtypes = [ctypes.c_int]
+            handle.onnx_relu_ort_set_num_threads.restype = ctypes.c_int
+            handle.onnx_relu_ort_get_num_threads.argtypes = []
+            handle.onnx_relu_ort_get_num_threads.restype = ctypes.c_int
+            handle.onnx_relu_ort_set_nt_threshold.argtypes = [ctypes.c_longlong]
+            handle.onnx_relu_ort_set_nt_threshold.restype = ctypes.c_longlong
+            _handle = handle
+        return _handle
+
+
+def ort_library_num_threads() -> int:
+    """Threads the library's kernel may use for one large Relu (its own setting).
+
+    Examples
+    --------
+    >>> ort_library_num_threads() >= 1
+    True
+    """
+    return _library().onnx_relu_ort_get_num_threads()
+
+
+def set_ort_library_num_threads(n: int) -> int:
+    """Set the library's thread count (1..256) for every session using it; returns the
+    previous count. Raises :class:`onnx_relu.ThreadCountError` outside that range.
+
+    Examples
+    --------
+    >>> previous = set_ort_library_num_threads(1)
+    >>> ort_library_num_threads()
+    1
+    >>> _ = set_ort_library_num_threads(previous)
+    """
+    from ..tuning import MAX_THREADS
+
+    if isinstance(n, bool) or not isinstance(n, int):
+        raise TypeError(f"the number of threads must be an integer, got {type(n).__name__} {n!r}")
+    if not 1 <= n <= MAX_THREADS:
+        raise ThreadCountError(f"the number of threads must be in 1..{MAX_THREADS}, got {n}")
+    return _library().onnx_relu_ort_set_num_threads(n)
+
+
+def set_ort_library_nt_threshold(n_bytes: int | None) -> int:
+    """Set the output size (bytes) from which the library's kernel writes with streaming
+    stores (None: leave it); returns the previous size. The default comes from this machine's
+    caches, as :func:`onnx_relu.tuning.kernel_tuning` reports for the NumPy module.
+
+    Examples
+    --------
+    >>> previous = set_ort_library_nt_threshold(None)
+    >>> set_ort_library_nt_threshold(previous) == previous
+    True
+    """
+    if n_bytes is not None and (isinstance(n_bytes, bool) or not isinstance(n_bytes, int)
+                                or n_bytes < 0):
+        raise ValueError(f"the threshold must be a size in bytes >= 0 or None, got {n_bytes!r}")
+    return _library().onnx_relu_ort_set_nt_threshold(-1 if n_bytes is None else n_bytes)
+
+
+def ort_session_options(sess_options: onnxruntime.SessionOptions | None = None):
+    """``sess_options`` (or new ``onnxruntime.SessionOptions``) with the library registered.
+
+    Registering the same options twice is harmless (the second call registers nothing). The
+    library's thread count is set to :func:`onnx_relu.get_num_threads`.
+
+    Parameters
+    ----------
+    sess_options : onnxruntime.SessionOptions, optional
+        Options to register the library on (modified and returned).
+
+    Returns
+    -------
+    onnxruntime.SessionOptions
+
+    Examples
+    --------
+    >>> options = ort_session_options()
+    >>> options.get_session_config_entry("onnx_relu.ort_library") == ort_library_path()
+    True
+    """
+    import onnxruntime
+
+    from ..tuning import get_num_threads
+
+    options = onnxruntime.SessionOptions() if sess_options is None else sess_options
+    if not isinstance(options, onnxruntime.SessionOptions):
+        raise TypeError(
+            f"sess_options must be an onnxruntime.SessionOptions or None, got"
+            f" {type(options).__name__}"
+        )
+    path = ort_library_path()
+    library = _library()
+    try:
+        registered = options.get_session_config_entry(_REGISTERED_KEY) == path
+    except RuntimeError:  # onnxruntime raises for a key that was never set
+        registered = False
+    if not registered:
+        options.register_custom_ops_library(path)
+        options.add_session_config_entry(_REGISTERED_KEY, path)
+    library.onnx_relu_ort_set_num_threads(get_num_threads())
+    return options
+
+
+def _refuse_invalid_relus(model: Any) -> None:
+    """Raise if a Relu node of ``model`` breaks its version's rules (the library would run it)."""
+    from .check import check_model
+
+    blocking = [
+        finding
+        for finding in check_model(model)
+        # An unknown type at opset >= 14 is safe: the library's schema admits exactly the
+        # Relu-14 types there, and onnxruntime refuses any other.
+        if not (finding.kind == "type-unknown" and finding.opset >= 14)
+    ]
+    if not blocking:
+        return
+    error = (
+        UnsupportedTypeError
+        if any(finding.kind == "type-not-allowed" for finding in blocking)
+        else InvalidModelError
+    )
+    raise error(
+        "onnx_relu.ort_session refuses the model: the onnx-relu library's Relu would run any of"
+        " the eight types at any opset, so each node's Relu version is checked first, and"
+        " check_model found:\n"
+        + "\n".join(f"  {finding}" for finding in blocking)
+    )
+
+
+def ort_session(model: Any, sess_options=None, providers=None):
+    """An ``onnxruntime.InferenceSession`` of ``model`` with the onnx-relu library registered.
+
+    ``model`` is checked first with :func:`onnx_relu.check_model`: a model whose Relu nodes
+    break their version's rules is refused before any session exists.
+
+    Parameters
+    ----------
+    model : onnx.ModelProto, str, os.PathLike or bytes
+        The model, a path to it (external data beside it is found), or its bytes.
+    sess_options : onnxruntime.SessionOptions, optional
+        Options for the session; the library is registered on them (see
+        :func:`ort_session_options`).
+    providers : list, optional
+        onnxruntime's execution providers; default ``["CPUExecutionProvider"]``. The library's
+        Relu kernels are CPU kernels.
+
+    Returns
+    -------
+    onnxruntime.InferenceSession
+
+    Raises
+    ------
+    onnx_relu.UnsupportedTypeError
+        if a Relu node's input type is not allowed by the Relu version in force at the model's
+        opset (the message names the node, the type, the version, the opset and the allowed
+        types, as ``check_model`` does).
+    onnx_relu.InvalidModelError
+        for other Relu problems ``check_model`` reports (a bad attribute, a wrong number of
+        inputs, a type that cannot be inferred before opset 14), and for bytes that are not a
+        model.
+    OSError
+        if a model file cannot be read.
+
+    Examples
+    --------
+    >>> from onnx import TensorProto, helper
+    >>> graph = helper.make_graph(
+    ...     [helper.make_node("Relu", ["x"], ["y"], name="r")], "g",
+    ...     [helper.make_tensor_value_info("x", TensorProto.INT8, [2])],
+    ...     [helper.make_tensor_value_info("y", TensorProto.INT8, [2])])
+    >>> model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    >>> ort_session(model)
+    Traceback (most recent call last):
+    ...
+    onnx_relu.errors.UnsupportedTypeError: onnx_relu.ort_session refuses the model: ...
+    """
+    import onnxruntime
+
+    from ._models import load_model
+
+    if isinstance(model, (str, os.PathLike)):
+        _refuse_invalid_relus(model)
+        source: Any = os.fspath(model)  # onnxruntime finds external data beside the file
+    else:
+        proto = load_model(model)
+        _refuse_invalid_relus(proto)
+        source = proto.SerializeToString()
+    options = ort_session_options(sess_options)
+    return onnxruntime.InferenceSession(
+        source,
+        sess_options=options,
+        providers=["CPUExecutionProvider"] if providers is None else providers,
+    )

@@ -1,0 +1,341 @@
+"""The onnx-relu custom-op library in real onnxruntime (the version `make test` installs).
+
+One-node models of every type at every opset where the type is allowed run bit-exactly against
+the independent oracle (-0.0 -> +0.0, NaN payloads, float16/bfloat16 signalling NaNs); types a
+version forbids are refused before any session exists; mixed models, onnx's light models,
+concurrent sessions, repeated loading and fork work.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import importlib.util
+import os
+import sys
+import threading
+
+import ml_dtypes
+import numpy as np
+import onnx
+import onnxruntime
+import pytest
+from onnx import TensorProto, helper
+
+import onnx_relu
+from onnx_relu.errors import InvalidModelError, ThreadCountError, UnsupportedTypeError
+from onnx_relu.onnx.ort import inference_session, run_session
+from onnx_relu.onnx.ort_library import (
+    ORT_LIBRARY_API_VERSION,
+    ort_library_num_threads,
+    set_ort_library_nt_threshold,
+    set_ort_library_num_threads,
+)
+from tests.support import REPOSITORY
+from tests.support.dtypes import ONNX_NAMES, relu_type
+from tests.support.onnx_models import (
+    LATEST_OPSET,
+    allowed_types,
+    graph_model,
+    relu_model,
+    sample_values,
+    value_info,
+)
+from tests.support.oracle import as_bits, expected_relu, mismatch_report
+
+ALL_OPSETS = range(1, LATEST_OPSET + 1)
+ALLOWED_CASES = [(t, opset) for opset in ALL_OPSETS for t in ONNX_NAMES if t in allowed_types(opset)]
+FORBIDDEN_CASES = [
+    (t, opset) for opset in ALL_OPSETS for t in ONNX_NAMES if t not in allowed_types(opset)
+]
+
+
+def quiet_options() -> onnxruntime.SessionOptions:
+    options = onnxruntime.SessionOptions()
+    options.log_severity_level = 3  # opset < 7 models log a warning each; errors still raise
+    return options
+
+
+def session_for(model: onnx.ModelProto) -> onnxruntime.InferenceSession:
+    return onnx_relu.ort_session(model, sess_options=quiet_options())
+
+
+def assert_exact(y: np.ndarray, x: np.ndarray, what: str) -> None:
+    want = expected_relu(x)
+    assert y.dtype == x.dtype and y.shape == x.shape, what
+    assert np.array_equal(as_bits(y), as_bits(want)), what + "\n" + mismatch_report(x, y, want)
+
+
+def test_the_cases_cover_every_type_and_every_relu_version():
+    assert {t for t, _ in ALLOWED_CASES} == set(ONNX_NAMES)
+    versions = {onnx.defs.get_schema("Relu", opset).since_version for _, opset in ALLOWED_CASES}
+    assert versions == {1, 6, 13, 14}
+    assert len(FORBIDDEN_CASES) == 5 * 12 + 4 * 1  # bfloat16 and 4 ints at 1-12, ints at 13
+
+
+def test_the_library_file_exists_and_exports_its_entry_point():
+    path = onnx_relu.ort_library_path()
+    assert os.path.isabs(path) and os.path.isfile(path)
+    library = ctypes.CDLL(path)
+    assert library.RegisterCustomOps  # the symbol onnxruntime looks up
+    library.onnx_relu_ort_api_version.restype = ctypes.c_uint
+    assert library.onnx_relu_ort_api_version() == ORT_LIBRARY_API_VERSION == 16
+
+
+@pytest.mark.parametrize(("onnx_type", "opset"), ALLOWED_CASES)
+def test_every_allowed_type_and_opset_runs_bit_exactly(onnx_type, opset):
+    model = relu_model(onnx_type, opset, shape=("n",), name="act")
+    x = sample_values(onnx_type, 4099)  # special values first, then random bit patterns
+    x_before = x.copy()
+    (y,) = run_session(session_for(model), {"x": x})
+    assert_exact(y, x, f"{onnx_type} at opset {opset}")
+    assert np.array_equal(as_bits(x), as_bits(x_before))
+
+
+@pytest.mark.parametrize("onnx_type", ONNX_NAMES)
+def test_shapes_scalars_empty_tensors_and_large_threaded_inputs(onnx_type):
+    dtype, elem_type = relu_type(onnx_type).dtype, relu_type(onnx_type).elem_type
+    any_rank = graph_model([helper.make_node("Relu", ["x"], ["y"])],
+                           [value_info("x", elem_type, None)], [value_info("y", elem_type, None)],
+                           opset=21)
+    session = session_for(any_rank)
+    large = sample_values(onnx_type, (6 << 20) // dtype.itemsize)  # above the 2 MiB split
+    for x in [sample_values(onnx_type, 60).reshape(3, 4, 5), sample_values(onnx_type, 1)[0:1]
+              .reshape(()), np.zeros((0, 3), dtype), large, large.reshape(2, 3, -1)]:
+        (y,) = run_session(session, {"x": x})
+        assert_exact(y, x, f"{onnx_type} shape {x.shape}")
+
+
+def test_float16_signalling_nans_survive_where_onnxruntime_alone_quiets_them():
+    model = relu_model("tensor(float16)", 14, shape=("n",))
+    x = np.array([0x7C01, 0xFC01, 0x7E55, 0x8000, 0xFBFF], np.uint16).view(np.float16)
+    (ours,) = run_session(session_for(model), {"x": x})
+    (plain,) = run_session(inference_session(model), {"x": x})
+    assert as_bits(ours).tolist() == [0x7C01, 0xFC01, 0x7E55, 0, 0]
+    assert as_bits(plain).tolist() != as_bits(ours).tolist()  # the cast path: quieted, -0.0
+
+
+@pytest.mark.parametrize(("onnx_type", "opset"), FORBIDDEN_CASES)
+def test_forbidden_types_are_refused_before_the_session(onnx_type, opset):
+    model = relu_model(onnx_type, opset, shape=("n",), name="act")
+    with pytest.raises(UnsupportedTypeError) as refused:
+        session_for(model)
+    message = str(refused.value)
+    version = onnx.defs.get_schema("Relu", opset).since_version
+    for expected in ["'act'", "input 'x'", onnx_type, f"Relu-{version}", f"opset {opset}",
+                     *sorted(allowed_types(opset))]:
+        assert expected in message
+
+
+def test_the_library_alone_would_run_a_forbidden_type_which_is_why_ort_session_checks():
+    """The library's merged schema replaces ONNX's per-version type rule (FIELD-NOTES)."""
+    model = relu_model("tensor(int8)", 12, shape=("n",))
+    session = onnxruntime.InferenceSession(
+        model.SerializeToString(), onnx_relu.ort_session_options(quiet_options()),
+        providers=["CPUExecutionProvider"])
+    x = np.array([-3, 4], np.int8)
+    assert session.run(None, {"x": x})[0].tolist() == [0, 4]
+    with pytest.raises(UnsupportedTypeError):
+        session_for(model)
+
+
+def test_other_relu_problems_are_refused_as_invalid_models():
+    consumed = relu_model("tensor(float)", 13, shape=("n",), consumed_inputs=[0])
+    with pytest.raises(InvalidModelError, match="consumed_inputs"):
+        session_for(consumed)
+    with pytest.raises(InvalidModelError):
+        onnx_relu.ort_session(b"not a model")
+
+
+def test_a_model_path_is_accepted(tmp_path):
+    path = tmp_path / "m.onnx"
+    onnx.save(relu_model("tensor(bfloat16)", 13, shape=("n",)), path)
+    x = sample_values("tensor(bfloat16)", 300)
+    (y,) = run_session(onnx_relu.ort_session(path, sess_options=quiet_options()), {"x": x})
+    assert_exact(y, x, "bfloat16 from a file")
+    onnx.save(relu_model("tensor(int16)", 13, shape=("n",), name="bad"), path)
+    with pytest.raises(UnsupportedTypeError, match="'bad'"):
+        onnx_relu.ort_session(str(path))
+
+
+@pytest.mark.parametrize("opset", [14, 18, 21])
+def test_a_mixed_model_add_relu_int64_mul(opset):
+    nodes = [helper.make_node("Add", ["x", "bias"], ["h"], name="add"),
+             helper.make_node("Relu", ["h"], ["r"], name="act"),
+             helper.make_node("Mul", ["r", "scale"], ["y"], name="mul")]
+    graph = helper.make_graph(
+        nodes, "mixed",
+        [helper.make_tensor_value_info("x", TensorProto.INT64, ["n"])],
+        [helper.make_tensor_value_info("y", TensorProto.INT64, ["n"])],
+        initializer=[helper.make_tensor("bias", TensorProto.INT64, [], [-5]),
+                     helper.make_tensor("scale", TensorProto.INT64, [], [3])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    x = np.random.default_rng(opset).integers(-1000, 1000, 10_000)
+    (y,) = run_session(session_for(model), {"x": x})
+    assert y.tolist() == (np.maximum(x - 5, 0) * 3).tolist()
+    if opset != 18:  # onnxruntime alone has no int64 Relu except through opset 18's function body
+        with pytest.raises(Exception, match="Could not find an implementation"):
+            inference_session(model)
+
+
+def test_a_bfloat16_cast_relu_cast_chain():
+    nodes = [helper.make_node("Cast", ["x"], ["h"], to=TensorProto.BFLOAT16, name="down"),
+             helper.make_node("Relu", ["h"], ["r"], name="act"),
+             helper.make_node("Cast", ["r"], ["y"], to=TensorProto.FLOAT, name="up")]
+    graph = helper.make_graph(
+        nodes, "bf16_chain",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n"])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n"])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
+    rng = np.random.default_rng(1)
+    x = np.concatenate([[-0.0, 0.0, -np.inf, np.inf, 1e-40, -1e-40],
+                        rng.standard_normal(5000) * 100]).astype(np.float32)
+    (y,) = run_session(session_for(model), {"x": x})
+    want = onnx_relu.relu(x.astype(ml_dtypes.bfloat16)).astype(np.float32)
+    assert np.array_equal(y.view(np.uint32), want.view(np.uint32))
+
+
+def _light_tool():
+    path = REPOSITORY / "tools" / "compare_light_models.py"
+    spec = importlib.util.spec_from_file_location("compare_light_models_ort", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_nine_light_models_give_the_same_outputs_as_plain_onnxruntime():
+    light = _light_tool()
+    paths = light.light_model_paths()
+    assert len(paths) == 9
+    for path in paths:
+        model = onnx.load(path)
+        feeds = light.random_feeds(model, seed=0)
+        plain = run_session(inference_session(model, threads=2), feeds)
+        ours = run_session(session_for(model), feeds)
+        for left, right in zip(ours, plain, strict=True):
+            assert left.dtype == right.dtype and left.shape == right.shape, path
+            np.testing.assert_array_equal(left, right, err_msg=path)
+
+
+def test_in_a_light_model_the_relu_nodes_run_unfused_on_the_library(tmp_path):
+    """onnxruntime alone fuses Conv + Relu; the library's Relu schema (since version 1) is not
+    one its fusions match, so every Relu node runs as a node of its own, on the library."""
+    import json
+
+    light = _light_tool()
+    (path,) = [p for p in light.light_model_paths() if p.endswith("light_bvlc_alexnet.onnx")]
+    model = onnx.load(path)
+    feeds = light.random_feeds(model, seed=0)
+
+    def relu_events(session) -> int:
+        run_session(session, feeds)
+        with open(session.end_profiling()) as trace:
+            events = json.load(trace)
+        return sum(1 for e in events if e.get("args", {}).get("op_name") == "Relu")
+
+    def profiled() -> onnxruntime.SessionOptions:
+        options = quiet_options()
+        options.enable_profiling = True
+        options.profile_file_prefix = str(tmp_path / "profile")
+        return options
+
+    plain = onnxruntime.InferenceSession(path, profiled(), providers=["CPUExecutionProvider"])
+    assert relu_events(plain) < 7
+    assert relu_events(onnx_relu.ort_session(path, sess_options=profiled())) == 7
+
+
+def test_four_python_threads_run_sessions_at_once():
+    shared = session_for(relu_model("tensor(float)", 14, shape=("n",)))
+    own = {t: session_for(relu_model(t, 21, shape=("n",))) for t in
+           ["tensor(bfloat16)", "tensor(int16)", "tensor(int64)"]}
+    failures: list[str] = []
+    start = threading.Barrier(4)
+
+    def work(onnx_type: str, session) -> None:
+        x = sample_values(onnx_type, (3 << 20) // relu_type(onnx_type).dtype.itemsize)
+        want = as_bits(expected_relu(x))
+        start.wait()
+        for _ in range(6):
+            (y,) = run_session(session, {"x": x})
+            if not np.array_equal(as_bits(y), want):
+                failures.append(onnx_type)
+
+    threads = [threading.Thread(target=work, args=("tensor(float)", shared))]
+    threads += [threading.Thread(target=work, args=item) for item in own.items()]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert failures == []
+
+
+def test_loading_the_library_twice_and_into_several_sessions():
+    model = relu_model("tensor(int16)", 14, shape=("n",))
+    options = onnx_relu.ort_session_options(quiet_options())
+    assert onnx_relu.ort_session_options(options) is options  # registered once only
+    other = quiet_options()
+    other.register_custom_ops_library(onnx_relu.ort_library_path())  # plain onnxruntime call
+    sessions = [onnxruntime.InferenceSession(model.SerializeToString(), o,
+                                             providers=["CPUExecutionProvider"])
+                for o in (options, options, other)]
+    sessions.append(session_for(model))
+    x = sample_values("tensor(int16)", 1000)
+    for session in sessions:
+        (y,) = run_session(session, {"x": x})
+        assert_exact(y, x, "int16")
+
+
+def test_sessions_work_after_fork():
+    model = relu_model("tensor(bfloat16)", 14, shape=("n",))
+    options = quiet_options()
+    options.intra_op_num_threads = 1  # onnxruntime's own pool does not survive fork
+    parent_session = onnx_relu.ort_session(model, sess_options=options)
+    x = sample_values("tensor(bfloat16)", 4 << 20)  # 8 MiB: the library's thread pool runs
+    want = as_bits(expected_relu(x))
+    assert np.array_equal(as_bits(run_session(parent_session, {"x": x})[0]), want)
+    pid = os.fork()
+    if pid == 0:  # the child: the inherited session and a new one, both with threads
+        status = 1
+        try:
+            ok = np.array_equal(as_bits(run_session(parent_session, {"x": x})[0]), want)
+            child_session = onnx_relu.ort_session(model, sess_options=quiet_options())
+            ok = ok and np.array_equal(as_bits(run_session(child_session, {"x": x})[0]), want)
+            status = 0 if ok else 3
+        finally:
+            os._exit(status)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert np.array_equal(as_bits(run_session(parent_session, {"x": x})[0]), want)
+
+
+def test_the_library_thread_count_follows_onnx_relu_and_can_be_set():
+    with onnx_relu.num_threads(1):
+        onnx_relu.ort_session_options()
+        assert ort_library_num_threads() == 1
+    previous = set_ort_library_num_threads(2)
+    assert ort_library_num_threads() == 2
+    with pytest.raises(ThreadCountError):
+        set_ort_library_num_threads(0)
+    with pytest.raises(TypeError):
+        set_ort_library_num_threads(1.5)
+    set_ort_library_num_threads(previous)
+
+
+def test_bad_session_options_are_refused():
+    with pytest.raises(TypeError, match="SessionOptions"):
+        onnx_relu.ort_session_options({"threads": 2})
+
+
+@pytest.mark.parametrize("onnx_type", ONNX_NAMES)
+def test_streaming_stores_forced_on_give_the_same_bits(onnx_type):
+    session = session_for(relu_model(onnx_type, 21, shape=("n",)))
+    previous = set_ort_library_nt_threshold(0)  # every call streams (this machine: >= 512 MiB)
+    try:
+        for n in [1, 7, 1000, 3 << 20]:  # ragged heads and tails, then threads too
+            x = sample_values(onnx_type, n)
+            (y,) = run_session(session, {"x": x})
+            assert_exact(y, x, f"{onnx_type}, {n} elements, streaming")
+    finally:
+        assert set_ort_library_nt_threshold(previous) == 0
+    with pytest.raises(ValueError):
+        set_ort_library_nt_threshold(-5)
