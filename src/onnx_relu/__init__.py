@@ -22,7 +22,31 @@ array([0., 0., 2.])
 (13, 'Relu-14')
 """
 
-from ._api import check_dtype, relu, relu_ufunc
+import os as _os
+import signal as _signal
+import sys as _sys
+
+
+def _interrupted_while_the_command_starts(_signum: int, _frame: object) -> None:
+    # Nothing has been written yet; the command's own handling is not set up yet.
+    _sys.stderr.write("onnx-relu: interrupted by SIGINT during start-up\n")
+    _sys.stderr.flush()
+    _os._exit(128 + _signal.SIGINT)
+
+
+# When this process is the onnx-relu command (the console script, or python -m onnx_relu),
+# Ctrl-C while the package and numpy are imported (most of the command's start-up) ends it with
+# one line and status 130, as anywhere later, instead of a KeyboardInterrupt traceback: only
+# this module runs before the command's code can. onnx_relu.cli.main puts Python's own handler
+# back first thing. Imported by any other program, the package touches no signal.
+if _os.path.basename(_sys.argv[0] if _sys.argv else "") == "onnx-relu" or _sys.orig_argv[1:3] == [
+    "-m",
+    "onnx_relu",
+]:
+    if _signal.getsignal(_signal.SIGINT) is _signal.default_int_handler:
+        _signal.signal(_signal.SIGINT, _interrupted_while_the_command_starts)
+
+from ._api import check_dtype, relu, relu_ufunc  # noqa: E402 - after the start-up handler
 from .errors import (
     InputTypeMismatchError,
     InvalidModelError,

@@ -87,6 +87,28 @@ def positive_int(text: str) -> int:
     return value
 
 
+def thread_count(text: str) -> int:
+    """argparse type: a kernel thread count, an integer in 1..MAX_THREADS (``--threads``)."""
+    from ..tuning import MAX_THREADS
+
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if not 1 <= value <= MAX_THREADS:
+        raise argparse.ArgumentTypeError(
+            f"must be an integer in 1..{MAX_THREADS} (threads), got {text!r}"
+        )
+    return value
+
+
+def interrupted_outside_work(prog: str) -> int:
+    """Ctrl-C outside a subcommand's guarded work (argument parsing, imports, the benchmark's
+    set-up and run): one line and exit 130, as for an interrupt during the work."""
+    print(f"{prog}: interrupted by SIGINT", file=sys.stderr)
+    return 128 + signal.SIGINT
+
+
 # --- signals -------------------------------------------------------------------------------
 
 _STOP_SIGNALS = tuple(

@@ -17,6 +17,7 @@ from ._common import (
     check_writable_destination,
     positive_int,
     run_guarded,
+    thread_count,
     thread_limit,
 )
 
@@ -61,7 +62,7 @@ def add_command(commands: argparse._SubParsersAction) -> None:
         "(default: the latest)",
     )
     parser.add_argument(
-        "--threads", type=positive_int, metavar="N", help="threads for the Relu kernel"
+        "--threads", type=thread_count, metavar="N", help="threads for the Relu kernel"
     )
     parser.add_argument(
         "--in-place", action="store_true", help="rewrite IN itself (.npy only; not atomic)"

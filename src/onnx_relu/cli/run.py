@@ -11,8 +11,8 @@ from ._common import (
     UsageError,
     add_subcommand,
     check_readable,
-    positive_int,
     run_guarded,
+    thread_count,
     thread_limit,
 )
 
@@ -55,7 +55,7 @@ def add_command(commands: argparse._SubParsersAction) -> None:
                         help="folder for the outputs (created if missing)")
     parser.add_argument("--format", choices=("npy", "pb"), default="npy",
                         help="file format of the outputs (default: npy)")
-    parser.add_argument("--threads", type=positive_int, metavar="N",
+    parser.add_argument("--threads", type=thread_count, metavar="N",
                         help="threads for the Relu kernel")
 
 
