@@ -46,7 +46,7 @@ def add_command(commands: argparse._SubParsersAction) -> None:
         help="apply Relu to a tensor file (.npy, .pb) or a Zarr store (--dask)",
         description="Apply Relu to the tensor in IN and write it to OUT. IN and OUT are .npy\n"
         "(NumPy) or .pb (ONNX TensorProto) files, in any combination; .npy is processed in\n"
-        "chunks through a memory map, so files larger than memory work. With --dask, IN and\n"
+        "windows of 8 MiB, so files larger than memory work. With --dask, IN and\n"
         "OUT are Zarr stores processed on a Dask cluster.",
         epilog=_APPLY_EXAMPLES,
     )
