@@ -229,7 +229,8 @@ def check_readable(path: str, what: str, *, folder: bool = False) -> None:
 
 def check_writable_destination(path: str) -> None:
     """OUT ``path`` can be created: its folder exists, is a folder and is writable."""
-    folder = os.path.dirname(os.path.abspath(path))
+    target = os.path.realpath(path) if os.path.islink(path) else os.path.abspath(path)
+    folder = os.path.dirname(target)  # a link is written through (see files._atomic)
     if os.path.exists(folder) and not os.path.isdir(folder):
         raise UsageError(f"cannot write OUT {path!r}: {folder!r} is a file, not a folder")
     if not os.path.isdir(folder):

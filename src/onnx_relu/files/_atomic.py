@@ -5,11 +5,16 @@ only within one file system), is flushed and fsynced, and is then renamed over t
 On any failure, including KeyboardInterrupt and SystemExit, the temporary is removed and the
 destination is left as it was. A process killed with SIGKILL cannot clean up: it may leave a
 hidden ``.NAME.*.onnx-relu-tmp`` entry next to the destination, never a partial destination.
+
+A destination that is a symbolic link is written through, as ``cp`` does: the temporary goes
+next to the file the link points to and replaces that file; the link stays. A destination that
+is an existing folder is refused at once (``IsADirectoryError`` naming it).
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import stat
 from collections.abc import Iterator
@@ -24,8 +29,22 @@ TEMP_SUFFIX = ".onnx-relu-tmp"
 _CREATE_FLAGS = os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
 
 
+def _name_max(folder: str) -> int:
+    try:
+        return os.pathconf(folder, "PC_NAME_MAX")
+    except (OSError, ValueError):
+        return 255  # NAME_MAX of Linux's file systems
+
+
 def _temporary_name(folder: str, name: str) -> str:
-    return os.path.join(folder, f".{name}.{os.urandom(6).hex()}{TEMP_SUFFIX}")
+    """``.NAME.<12 random hex digits>.onnx-relu-tmp`` in ``folder``; NAME is shortened (whole
+    characters) when the whole would pass the file system's limit on a name's bytes (255):
+    an OUT name of 228-255 bytes must still be writable. The random part keeps it unique."""
+    random_part = f".{os.urandom(6).hex()}{TEMP_SUFFIX}"
+    room = _name_max(folder) - 1 - len(random_part)
+    while len(os.fsencode(name)) > room:
+        name = name[:-1]
+    return os.path.join(folder, f".{name}{random_part}")
 
 
 def _umask() -> int:
@@ -63,8 +82,19 @@ def _fsync_folder(folder: str) -> None:
 
 
 def _split(path: str | os.PathLike[str]) -> tuple[str, str, str]:
+    """The destination, its folder and its name. A symbolic link is written through: the file
+    (or store) it points to is replaced, next to itself, and the link stays a link."""
     target = os.path.abspath(os.fspath(path))
+    if os.path.islink(target):
+        target = os.path.realpath(target)
     return target, os.path.dirname(target), os.path.basename(target)
+
+
+def _refuse_folder(target: str, path: str | os.PathLike[str]) -> None:
+    if os.path.isdir(target):
+        raise IsADirectoryError(
+            errno.EISDIR, "is a folder; give the path of a file to write", os.fspath(path)
+        )
 
 
 @contextlib.contextmanager
@@ -94,6 +124,7 @@ def atomic_file(path: str | os.PathLike[str]) -> Iterator[BinaryIO]:
     ['a.bin']
     """
     target, folder, name = _split(path)
+    _refuse_folder(target, path)  # os.replace would fail at the end, naming the temporary
     mode = _final_mode(target, 0o666)
     # The name is chosen before the file is created (unlike tempfile.mkstemp), so that an
     # exception raised at any point after creation, even by a signal handler while the
