@@ -4,6 +4,8 @@ Dask (``--dask``)."""
 from __future__ import annotations
 
 import argparse
+import contextlib
+import logging
 import os
 
 from ..errors import UnsupportedFileFormatError
@@ -74,11 +76,29 @@ def add_command(commands: argparse._SubParsersAction) -> None:
         "--dask", action="store_true", help="IN and OUT are Zarr stores; compute on Dask"
     )
     parser.add_argument(
+        "--stall-timeout",
+        type=_seconds,
+        metavar="SECONDS",
+        help="with --dask: give up when no chunk completes for this long, e.g. because the "
+        "workers are paused for lack of memory (default: 300)",
+    )
+    parser.add_argument(
         "--scheduler",
         metavar="ADDRESS",
         help="address of a running dask.distributed scheduler, e.g. tcp://10.0.0.5:8786 "
         "(with --dask; default: start a LocalCluster on this machine)",
     )
+
+
+def _seconds(text: str) -> float:
+    """argparse type of ``--stall-timeout``: a finite number of seconds > 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a number of seconds > 0, got {text!r}")
+    return value
 
 
 def _is_zarr_name(path: str) -> bool:
@@ -111,6 +131,8 @@ def _validate(args: argparse.Namespace) -> None:
 
     if args.scheduler and not args.dask:
         raise UsageError("--scheduler needs --dask (it is the Dask scheduler's address)")
+    if args.stall_timeout is not None and not args.dask:
+        raise UsageError("--stall-timeout needs --dask (it bounds a Dask job's waits)")
     if args.dask:
         _validate_dask(args)
         return
@@ -137,6 +159,19 @@ def _validate(args: argparse.Namespace) -> None:
     check_writable_destination(args.output)
 
 
+@contextlib.contextmanager
+def _distributed_logs_quiet():
+    """distributed logs a lost scheduler or worker as tracebacks of its own (39 lines before
+    the command's one-line error), through handlers of several loggers; the command reports
+    every failure itself, so logging is off in this process while the job runs."""
+    previous = logging.root.manager.disable
+    logging.disable(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        logging.disable(previous)
+
+
 def _apply(args: argparse.Namespace) -> int:
     from ._progress_bar import progress_bar
 
@@ -144,15 +179,17 @@ def _apply(args: argparse.Namespace) -> int:
     description = f"relu {os.path.basename(args.input.rstrip('/'))}"
     with progress_bar(description, enabled=not args.quiet) as progress:
         if args.dask:
-            from ..files.zarr_dask import relu_zarr
+            from ..files.zarr_dask import STALL_TIMEOUT_S, relu_zarr
 
-            relu_zarr(
-                args.input,
-                args.output,
-                opset=args.opset,
-                scheduler=args.scheduler,
-                progress=progress,
-            )
+            with _distributed_logs_quiet():
+                relu_zarr(
+                    args.input,
+                    args.output,
+                    opset=args.opset,
+                    scheduler=args.scheduler,
+                    progress=progress,
+                    stall_timeout=args.stall_timeout or STALL_TIMEOUT_S,
+                )
             return EXIT_OK
         from ..files import relu_file
 

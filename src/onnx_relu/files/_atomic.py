@@ -17,7 +17,7 @@ import contextlib
 import errno
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import BinaryIO
 
 __all__ = ["TEMP_SUFFIX", "atomic_file", "atomic_directory"]
@@ -162,10 +162,14 @@ def _fsync_tree(root: str) -> None:
 
 
 @contextlib.contextmanager
-def atomic_directory(path: str | os.PathLike[str]) -> Iterator[str]:
+def atomic_directory(
+    path: str | os.PathLike[str], *, sync_tree: Callable[[str], None] | None = _fsync_tree
+) -> Iterator[str]:
     """Yield the path of a temporary folder that becomes the folder ``path`` (a Zarr store).
 
-    On normal exit every file in it is fsynced and the folder is renamed to ``path``. An
+    On normal exit ``sync_tree(folder)`` makes its content durable (by default every file is
+    fsynced; None: the caller has synced it, e.g. once per file system instead of once per
+    file) and the folder is renamed to ``path``. An
     existing ``path`` is replaced only if it is itself a Zarr store (never an arbitrary
     folder): it is renamed aside, the new one renamed in, then the old one deleted, so ``path``
     is briefly absent but never partial. On failure the temporary folder is deleted.
@@ -186,7 +190,8 @@ def atomic_directory(path: str | os.PathLike[str]) -> Iterator[str]:
             temporary = None
             raise
         yield temporary
-        _fsync_tree(temporary)
+        if sync_tree is not None:
+            sync_tree(temporary)
         os.chmod(temporary, mode)
         if os.path.lexists(target):
             aside = _temporary_name(folder, f"{name}.old")
