@@ -5,8 +5,11 @@ tasks were still running; durability costs one sync per store, not one fsync per
 
 from __future__ import annotations
 
+import fcntl
 import logging
 import os
+import signal
+import subprocess
 import time
 from pathlib import Path
 
@@ -16,9 +19,10 @@ import pytest
 import zarr
 from distributed import Client, LocalCluster
 
-from onnx_relu.files import zarr_dask
+from onnx_relu.files import TEMP_SUFFIX, zarr_dask
+from onnx_relu.files._atomic import OWNER_LOCK, UNLOCKED_GRACE_S
 from onnx_relu.files.zarr_dask import ChunkError, relu_zarr
-from tests.support.cli import assert_cli_error, folder_state, run_cli
+from tests.support.cli import SCRIPT, assert_cli_error, folder_state, run_cli
 from tests.support.oracle import expected_relu, same_bits
 
 OLD_OUT = np.full(3, 7, np.int8)
@@ -137,6 +141,68 @@ def test_apply_dask_names_the_truncated_chunk_on_one_line(client, tmp_path):
     assert_cli_error(done, 2, "block (2, 0) (elements [4:6, 0:4096]) of the Zarr store")
     assert done.stderr.count("\n") == 1, done.stderr
     assert folder_state(tmp_path) == before
+
+
+def test_ctrl_c_during_apply_dask_leaves_no_temporary_store(client, tmp_path):
+    """SIGINT once chunks are being written: exit 130, one line, and no temporary store after
+    the command has exited, nor 2 s later (tasks still running on the workers are waited for,
+    and write nothing once the store is gone)."""
+    make_store(tmp_path / "in.zarr", _values(800 * 4096), chunks=(4096,))
+    before = folder_state(tmp_path)
+    command = subprocess.Popen(
+        [SCRIPT, "apply", "in.zarr", "out.zarr", "--dask", "--scheduler",
+         client.scheduler.address], cwd=tmp_path, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not any(tmp_path.glob(f".out.zarr.*{TEMP_SUFFIX}/c/*")):
+            assert command.poll() is None and time.monotonic() < deadline, "no chunk written"
+            time.sleep(0.01)
+        command.send_signal(signal.SIGINT)
+        _out, err = command.communicate(timeout=120)
+    finally:
+        command.kill()
+    assert command.returncode == 130, err
+    assert err.count("\n") == 1 and "interrupted by SIGINT" in err, err
+    for _ in range(2):
+        assert folder_state(tmp_path) == before
+        time.sleep(1)
+
+
+def _temporary(folder: Path, name: str, *, files: dict[str, bytes], age_s: float = 0) -> Path:
+    path = folder / f".{name}.{os.urandom(6).hex()}{TEMP_SUFFIX}"
+    path.mkdir()
+    for relative, content in files.items():
+        (path / relative).parent.mkdir(parents=True, exist_ok=True)
+        (path / relative).write_bytes(content)
+    if age_s:
+        old = time.time() - age_s
+        os.utime(path, (old, old))
+    return path
+
+
+def test_abandoned_temporary_stores_are_removed_by_the_next_run(client, tmp_path):
+    """Left by a killed run (its lock file no longer held), or chunk files only (written by tasks
+    of a stopped job), untouched for longer than the grace time: removed. A live writer's
+    (lock held), a fresh unlocked one and another store's: kept."""
+    values = _values(64)
+    make_store(tmp_path / "in.zarr", values, chunks=(16,))
+    chunk = {"c/0": b"x" * 64}
+    killed = _temporary(tmp_path, "out.zarr", files={OWNER_LOCK: b"", "zarr.json": b"{}", **chunk})
+    recreated = _temporary(tmp_path, "out.zarr", files=chunk, age_s=UNLOCKED_GRACE_S + 60)
+    aside = _temporary(tmp_path, "out.zarr.old", files=chunk, age_s=UNLOCKED_GRACE_S + 60)
+    live = _temporary(tmp_path, "out.zarr", files={OWNER_LOCK: b"", **chunk})
+    fresh = _temporary(tmp_path, "out.zarr", files=chunk)
+    other = _temporary(tmp_path, "other.zarr", files=chunk, age_s=UNLOCKED_GRACE_S + 60)
+    holder = os.open(live / OWNER_LOCK, os.O_RDONLY)
+    try:
+        fcntl.flock(holder, fcntl.LOCK_EX)  # as the live writer does
+        relu_zarr(tmp_path / "in.zarr", tmp_path / "out.zarr", client=client)
+    finally:
+        os.close(holder)
+    assert same_bits(zarr.open_array(tmp_path / "out.zarr", mode="r")[...], expected_relu(values))
+    assert not killed.exists() and not recreated.exists() and not aside.exists()
+    assert live.exists() and fresh.exists() and other.exists()
+    assert not (tmp_path / "out.zarr" / OWNER_LOCK).exists()
 
 
 #: Calls counted by the two wrappers below. They are module-level functions so that the

@@ -17,10 +17,11 @@ import contextlib
 import errno
 import os
 import stat
+import time
 from collections.abc import Callable, Iterator
 from typing import BinaryIO
 
-__all__ = ["TEMP_SUFFIX", "atomic_file", "atomic_directory"]
+__all__ = ["TEMP_SUFFIX", "atomic_file", "atomic_directory", "remove_abandoned_temporaries"]
 
 #: Suffix of every temporary file or folder this module creates.
 TEMP_SUFFIX = ".onnx-relu-tmp"
@@ -36,15 +37,23 @@ def _name_max(folder: str) -> int:
         return 255  # NAME_MAX of Linux's file systems
 
 
-def _temporary_name(folder: str, name: str) -> str:
-    """``.NAME.<12 random hex digits>.onnx-relu-tmp`` in ``folder``; NAME is shortened (whole
-    characters) when the whole would pass the file system's limit on a name's bytes (255):
-    an OUT name of 228-255 bytes must still be writable. The random part keeps it unique."""
-    random_part = f".{os.urandom(6).hex()}{TEMP_SUFFIX}"
-    room = _name_max(folder) - 1 - len(random_part)
+#: Length of the random part of a temporary name: "." and 12 hex digits.
+_RANDOM_LENGTH = 13
+
+
+def _shortened(folder: str, name: str) -> str:
+    """``name`` shortened (whole characters) so that its temporary name fits the file system's
+    limit on a name's bytes (255): an OUT name of 228-255 bytes must still be writable."""
+    room = _name_max(folder) - 1 - _RANDOM_LENGTH - len(TEMP_SUFFIX)
     while len(os.fsencode(name)) > room:
         name = name[:-1]
-    return os.path.join(folder, f".{name}{random_part}")
+    return name
+
+
+def _temporary_name(folder: str, name: str) -> str:
+    """``.NAME.<12 random hex digits>.onnx-relu-tmp`` in ``folder`` (NAME :func:`_shortened`);
+    the random part keeps it unique."""
+    return os.path.join(folder, f".{_shortened(folder, name)}.{os.urandom(6).hex()}{TEMP_SUFFIX}")
 
 
 def _umask() -> int:
@@ -161,6 +170,79 @@ def _fsync_tree(root: str) -> None:
         _fsync_folder(folder)
 
 
+#: Inside a temporary folder while its writer lives: the writer holds an exclusive ``flock`` on
+#: it, which the kernel releases when the writer ends, however it ends (SIGKILL included).
+OWNER_LOCK = ".onnx-relu-owner"
+
+#: A temporary folder without a lock file (chunk files written by tasks of a stopped job after
+#: its folder was removed, or a folder whose writer is creating it this instant) counts as
+#: abandoned once the folder itself (its list of entries) has not changed for this long.
+UNLOCKED_GRACE_S = 600
+
+
+def _is_abandoned(candidate: str) -> bool:
+    try:
+        import fcntl
+    except ImportError:  # not POSIX: cannot tell, so never remove
+        return False
+    try:
+        fd = os.open(os.path.join(candidate, OWNER_LOCK), os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        return time.time() - os.stat(candidate).st_mtime > UNLOCKED_GRACE_S
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:  # held: its writer is alive
+        return False
+    finally:
+        os.close(fd)  # (releases the lock just taken, if any)
+    return True
+
+
+def remove_abandoned_temporaries(path: str | os.PathLike[str]) -> list[str]:
+    """Remove the temporary folders of earlier writes of the folder ``path`` whose writers are
+    gone (killed, or tasks of a stopped Dask job that wrote after the folder was removed);
+    return their paths. Folders of a live writer, and other destinations' temporaries, are
+    left alone."""
+    import re
+    import shutil
+
+    target, folder, name = _split(path)
+    own = {_shortened(folder, name), _shortened(folder, f"{name}.old")}
+    pattern = re.compile(r"\.(.*)\.[0-9a-f]{12}" + re.escape(TEMP_SUFFIX))
+    removed = []
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return removed
+    for entry in entries:
+        match = pattern.fullmatch(entry.name)
+        if not match or match.group(1) not in own:
+            continue
+        with contextlib.suppress(OSError):
+            if entry.is_dir(follow_symlinks=False) and _is_abandoned(entry.path):
+                shutil.rmtree(entry.path)
+                removed.append(entry.path)
+    return removed
+
+
+@contextlib.contextmanager
+def _owner_lock(temporary: str) -> Iterator[Callable[[], None]]:
+    """Hold :data:`OWNER_LOCK` in ``temporary``; yield a function that removes it (before the
+    folder is renamed into place)."""
+    try:
+        import fcntl
+    except ImportError:
+        yield lambda: None
+        return
+    lock = os.path.join(temporary, OWNER_LOCK)
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield lambda: os.unlink(lock)
+    finally:
+        os.close(fd)
+
+
 @contextlib.contextmanager
 def atomic_directory(
     path: str | os.PathLike[str], *, sync_tree: Callable[[str], None] | None = _fsync_tree
@@ -172,7 +254,10 @@ def atomic_directory(
     file) and the folder is renamed to ``path``. An
     existing ``path`` is replaced only if it is itself a Zarr store (never an arbitrary
     folder): it is renamed aside, the new one renamed in, then the old one deleted, so ``path``
-    is briefly absent but never partial. On failure the temporary folder is deleted.
+    is briefly absent but never partial. On failure the temporary folder is deleted. While
+    the block runs, the temporary folder holds a locked :data:`OWNER_LOCK` file; temporaries of
+    ``path`` left by earlier writers that are gone are removed first
+    (:func:`remove_abandoned_temporaries`).
     """
     import shutil  # here, not at the top: importing the file layer stays fast
 
@@ -181,6 +266,7 @@ def atomic_directory(
     target, folder, name = _split(path)
     if os.path.lexists(target) and not (os.path.isdir(target) and is_zarr_store(target)):
         raise FileExistsError(f"{target} exists and is not a Zarr store; refusing to replace it")
+    remove_abandoned_temporaries(target)  # else every killed or stopped job's store stays
     mode = _final_mode(target, 0o777)
     temporary: str | None = _temporary_name(folder, name)  # named first: see atomic_file
     try:
@@ -189,7 +275,9 @@ def atomic_directory(
         except FileExistsError:
             temporary = None
             raise
-        yield temporary
+        with _owner_lock(temporary) as release:
+            yield temporary
+            release()
         if sync_tree is not None:
             sync_tree(temporary)
         os.chmod(temporary, mode)

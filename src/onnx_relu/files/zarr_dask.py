@@ -319,8 +319,13 @@ def relu_zarr(
         marker = os.path.join(
             temporary, "zarr.json" if source.metadata.zarr_format == 3 else ".zarray"
         )
+        # The two arrays enter the graph once, each task naming them by key: passed directly,
+        # each task would carry its own pickled copies (14 s to submit 800 blocks).
+        source_node = dask.delayed(source, traverse=False)
+        target_node = dask.delayed(target, traverse=False)
+        block = dask.delayed(_relu_block, pure=False)
         tasks = [
-            dask.delayed(_relu_block, pure=False)(source, target, region, index, opset, marker, src)
+            block(source_node, target_node, region, index, opset, marker, src)
             for index, region in _regions(source.shape, write_chunks)
         ]
         total = source.nbytes
