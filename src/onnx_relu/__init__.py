@@ -39,12 +39,14 @@ def _interrupted_while_the_command_starts(_signum: int, _frame: object) -> None:
 # one line and status 130, as anywhere later, instead of a KeyboardInterrupt traceback: only
 # this module runs before the command's code can. onnx_relu.cli.main puts Python's own handler
 # back first thing. Imported by any other program, the package touches no signal.
-if _os.path.basename(_sys.argv[0] if _sys.argv else "") == "onnx-relu" or _sys.orig_argv[1:3] == [
+_argv = getattr(_sys, "argv", None) or [""]  # (an embedding program may set no sys.argv)
+if _os.path.basename(_argv[0]) == "onnx-relu" or getattr(_sys, "orig_argv", [])[1:3] == [
     "-m",
     "onnx_relu",
 ]:
     if _signal.getsignal(_signal.SIGINT) is _signal.default_int_handler:
         _signal.signal(_signal.SIGINT, _interrupted_while_the_command_starts)
+del _argv
 
 from ._api import check_dtype, relu, relu_ufunc  # noqa: E402 - after the start-up handler
 from .errors import (
