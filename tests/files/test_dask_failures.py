@@ -10,6 +10,8 @@ import logging
 import os
 import signal
 import subprocess
+import sys
+import threading
 import time
 from pathlib import Path
 
@@ -238,3 +240,51 @@ def test_one_sync_per_store_not_one_fsync_per_chunk(tmp_path, monkeypatch):
     assert same_bits(zarr.open_array(tmp_path / "out.zarr", mode="r")[...], expected_relu(values))
     assert CALLS["sync"] == 3  # each of the 2 workers once, and this process once
     assert CALLS["fsync"] <= 2  # the folder holding OUT (the rename), not the chunks
+
+
+def test_losing_the_scheduler_is_one_line_and_leaves_no_temporary_store(tmp_path):
+    """An external scheduler and worker (the `dask` command); the scheduler is killed once
+    chunks are being written. Until this round distributed's own log printed a 36-line
+    traceback before the command's message."""
+    import re
+
+    tools = Path(sys.executable).parent
+    make_store(tmp_path / "in.zarr", _values(800 * 4096), chunks=(4096,))
+    before = folder_state(tmp_path)
+    scheduler = subprocess.Popen(
+        [tools / "dask", "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard"],
+        stderr=subprocess.PIPE, text=True)
+    worker = command = drain = None
+    try:
+        address = None
+        for line in scheduler.stderr:
+            if match := re.search(r"Scheduler at:\s+(tcp://\S+)", line):
+                address = match.group(1)
+                break
+        assert address, "the scheduler did not start"
+        drain = threading.Thread(target=scheduler.stderr.read, daemon=True)  # its log: no
+        drain.start()  # full pipe may block it
+        worker = subprocess.Popen(
+            [tools / "dask", "worker", address, "--nworkers", "1", "--nthreads", "1",
+             "--no-dashboard"], stderr=subprocess.DEVNULL)
+        command = subprocess.Popen([SCRIPT, "apply", "in.zarr", "out.zarr", "--dask",
+                                    "--scheduler", address],
+                                   cwd=tmp_path, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 120
+        while not any(tmp_path.glob(f".out.zarr.*{TEMP_SUFFIX}/c/*")):
+            assert command.poll() is None and time.monotonic() < deadline, "no chunk written"
+            time.sleep(0.01)
+        scheduler.kill()
+        _out, err = command.communicate(timeout=200)
+    finally:
+        for process in (command, worker, scheduler):
+            if process is not None:
+                process.kill()
+                process.wait()
+        if drain is not None:
+            drain.join(timeout=30)  # the scheduler is gone: its log ends
+        scheduler.stderr.close()
+    assert command.returncode == 1, err
+    assert err.count("\n") == 1 and "Traceback" not in err, err
+    assert "the Dask job failed" in err and "lost the connection to the scheduler" in err
+    assert folder_state(tmp_path) == before
