@@ -24,8 +24,33 @@ array([0., 0., 2.])
 """
 
 import atexit as _atexit
+import os as _os
+import signal as _signal
+import sys as _sys
 
-from ._api import check_dtype, relu, relu_ufunc
+
+def _interrupted_while_the_command_starts(_signum: int, _frame: object) -> None:
+    # Nothing has been written yet; the command's own handling is not set up yet.
+    _sys.stderr.write("onnx-relu: interrupted by SIGINT during start-up\n")
+    _sys.stderr.flush()
+    _os._exit(128 + _signal.SIGINT)
+
+
+# When this process is the onnx-relu command (the console script, or python -m onnx_relu),
+# Ctrl-C while the package and numpy are imported (most of the command's start-up) ends it with
+# one line and status 130, as anywhere later, instead of a KeyboardInterrupt traceback: only
+# this module runs before the command's code can. onnx_relu.cli.main puts Python's own handler
+# back first thing. Imported by any other program, the package touches no signal.
+_argv = getattr(_sys, "argv", None) or [""]  # (an embedding program may set no sys.argv)
+if _os.path.basename(_argv[0]) == "onnx-relu" or getattr(_sys, "orig_argv", [])[1:3] == [
+    "-m",
+    "onnx_relu",
+]:
+    if _signal.getsignal(_signal.SIGINT) is _signal.default_int_handler:
+        _signal.signal(_signal.SIGINT, _interrupted_while_the_command_starts)
+del _argv
+
+from ._api import check_dtype, relu, relu_ufunc  # noqa: E402 - after the start-up handler
 from .errors import (
     InputTypeMismatchError,
     InvalidModelError,

@@ -1,4 +1,4 @@
-"""relu_file, the library function behind ``onnx-relu apply``: many memory-mapped windows with
+"""relu_file, the library function behind ``onnx-relu apply``: many windows with
 an uneven last one, every type and layout, in place, and its argument checks."""
 
 from __future__ import annotations

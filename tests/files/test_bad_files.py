@@ -130,6 +130,16 @@ BAD_PB = {
     "segment": (pb_bytes(data_type=TensorProto.FLOAT, dims=[2], raw_data=bytes(8),
                          segment=TensorProto.Segment(begin=0, end=1)),
                 "the TensorProto's data cannot be decoded"),
+    # values a narrow type cannot hold, in int32_data (onnx's decoder casts them unchecked)
+    "int8-int32-data-out-of-range": (
+        pb_bytes(data_type=TensorProto.INT8, dims=[2], int32_data=[300, -129]),
+        "int32_data holds 300, which is outside the range of int8 (-128..127)"),
+    "int16-int32-data-out-of-range": (
+        pb_bytes(data_type=TensorProto.INT16, dims=[2], int32_data=[1, -40000]),
+        "int32_data holds -40000, which is outside the range of int16 (-32768..32767)"),
+    "float16-int32-data-bits-out-of-range": (
+        pb_bytes(data_type=TensorProto.FLOAT16, dims=[1], int32_data=[70000]),
+        "int32_data holds 70000, which is outside the range of float16 (0..65535, its bits"),
 }
 
 BAD_FILES = [("npy", name, *case) for name, case in BAD_NPY.items()] + [

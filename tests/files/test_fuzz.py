@@ -136,7 +136,7 @@ def test_fuzz_npy_reader_and_apply(fuzz_folder, content):
     with parser_warnings_allowed():
         array = _read_or_refuse(src)
         try:
-            relu_file(src, dst, chunk_bytes=64)  # `apply`: header check, memory-mapped windows
+            relu_file(src, dst, chunk_bytes=64)  # `apply`: header check, windows read one by one
         except DOCUMENTED as exc:
             assert not dst.exists(), "a refused apply left an output"
             if array is not None:  # read fine, so only its type may be refused

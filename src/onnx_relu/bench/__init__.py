@@ -40,6 +40,7 @@ that reproduce them). The harness uses onnx-relu's public API only
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -78,6 +79,45 @@ __all__ = [
 ]
 
 
+def _at_least_one(text: str) -> int:
+    """argparse type of ``--rounds``: an integer >= 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {text!r}")
+    return value
+
+
+def _positive_ms(text: str) -> float:
+    """argparse type of ``--batch-ms``: a finite number of milliseconds > 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a number of milliseconds > 0, got {text!r}")
+    return value
+
+
+def _unwritable_reason(path: str) -> str | None:
+    """Why a file cannot be written at ``path`` (None if it can), found before the run starts
+    by creating it (and removing it again) if it does not exist: permissions alone do not
+    tell, e.g. for root in /proc."""
+    if os.path.isdir(path):
+        return "it is a folder"
+    if os.path.exists(path):
+        return None if os.access(path, os.W_OK) else "permission denied"
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    except OSError as exc:
+        return exc.strerror or type(exc).__name__
+    os.close(fd)
+    os.unlink(path)
+    return None
+
+
 def build_parser(prog: str = "python -m onnx_relu.bench") -> argparse.ArgumentParser:
     """The harness's argument parser (``prog`` names the program in help and usage)."""
     parser = argparse.ArgumentParser(
@@ -97,9 +137,9 @@ def build_parser(prog: str = "python -m onnx_relu.bench") -> argparse.ArgumentPa
            help="thread counts (default: 1 and the CPUs available)")
     option("--peers", nargs="*", default=list(PEERS), choices=PEERS,
            help="peers to include where installed (default: all)")
-    option("--rounds", type=int, default=None,
+    option("--rounds", type=_at_least_one, default=None,
            help="interleaved rounds; the median is reported (default 5)")
-    option("--batch-ms", type=float, default=None,
+    option("--batch-ms", type=_positive_ms, default=None,
            help="target length of one timed batch in ms (default 20)")
     option("--quick", action="store_true",
            help="smoke test: sizes 6 and 64K, 2 rounds, short batches")
@@ -149,12 +189,33 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m onnx_relu.ben
     except SystemExit as exc:  # --help, usage errors
         return exc.code if isinstance(exc.code, int) else 2
 
+    def usage_error(message: str) -> int:
+        print(f"{prog}: error: {message}", file=sys.stderr)
+        return 2
+
+    # Where the results go is checked now, not after a run of many minutes.
+    plots = args.png and (args.replot or not args.no_plot)  # --replot always draws
+    outputs = [("--png", args.png)] if plots else []
+    if args.json and not args.replot:
+        outputs.insert(0, ("--json", args.json))
+    for option_name, path in outputs:
+        reason = _unwritable_reason(path)
+        if reason is not None:
+            return usage_error(f"{option_name} {path!r} cannot be written: {reason}")
+
     if args.replot:
         try:
             results = read_results(args.replot)
         except NotBenchmarkResults as exc:
             print(exc, file=sys.stderr)
             return 2
+        except OSError as exc:
+            return usage_error(f"--replot {args.replot!r} cannot be read: {exc.strerror or exc}")
+        except ValueError as exc:  # not JSON (json.JSONDecodeError) or not UTF-8 text
+            return usage_error(
+                f"--replot {args.replot!r} is not an onnx-relu benchmark file ({SCHEMA}):"
+                f" {type(exc).__name__}: {exc}"
+            )
         print(format_tables(results))
         return _plot(results, args.png)
 

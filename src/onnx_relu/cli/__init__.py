@@ -23,12 +23,13 @@ Examples
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from collections.abc import Callable
 
-from .. import __version__
+from .. import __version__, _interrupted_while_the_command_starts
 from . import apply, bench, check, demo, legalize, run
-from ._common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, PROG
+from ._common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, PROG, interrupted_outside_work
 
 __all__ = ["main", "build_parser", "EXIT_OK", "EXIT_FAILED", "EXIT_USAGE"]
 
@@ -79,12 +80,22 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Run the command with ``argv`` (default: ``sys.argv[1:]``); return the exit status."""
     argv = sys.argv[1:] if argv is None else list(argv)
-    if argv[:1] == ["bench"]:
-        return bench.run(argv[1:])
-    parser = build_parser()
+    if signal.getsignal(signal.SIGINT) is _interrupted_while_the_command_starts:
+        # Set by the package's import in this command's process: Ctrl-C is a KeyboardInterrupt
+        # again from here on, handled below and, during the work, by run_guarded.
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
-        args = parser.parse_args(argv)
-    except SystemExit as exc:  # argparse exits on --help, --version and usage errors
-        return exc.code if isinstance(exc.code, int) else EXIT_USAGE
-    handler: Callable[[argparse.Namespace], int] = getattr(args, "handler", demo.run)
-    return handler(args)
+        if argv[:1] == ["bench"]:
+            return bench.run(argv[1:])
+        parser = build_parser()
+        try:
+            args = parser.parse_args(argv)
+        except SystemExit as exc:  # argparse exits on --help, --version and usage errors
+            return exc.code if isinstance(exc.code, int) else EXIT_USAGE
+        handler: Callable[[argparse.Namespace], int] = getattr(args, "handler", demo.run)
+        return handler(args)
+    except KeyboardInterrupt:
+        # Ctrl-C outside a subcommand's guarded work (run_guarded turns signals into
+        # Interrupted there, and removes what it was writing): while parsing, importing the
+        # subcommand's dependencies, or anywhere in the benchmark (which writes at its end).
+        return interrupted_outside_work(f"{PROG} bench" if argv[:1] == ["bench"] else PROG)

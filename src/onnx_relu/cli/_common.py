@@ -87,6 +87,28 @@ def positive_int(text: str) -> int:
     return value
 
 
+def thread_count(text: str) -> int:
+    """argparse type: a kernel thread count, an integer in 1..MAX_THREADS (``--threads``)."""
+    from ..tuning import MAX_THREADS
+
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if not 1 <= value <= MAX_THREADS:
+        raise argparse.ArgumentTypeError(
+            f"must be an integer in 1..{MAX_THREADS} (threads), got {text!r}"
+        )
+    return value
+
+
+def interrupted_outside_work(prog: str) -> int:
+    """Ctrl-C outside a subcommand's guarded work (argument parsing, imports, the benchmark's
+    set-up and run): one line and exit 130, as for an interrupt during the work."""
+    print(f"{prog}: interrupted by SIGINT", file=sys.stderr)
+    return 128 + signal.SIGINT
+
+
 # --- signals -------------------------------------------------------------------------------
 
 _STOP_SIGNALS = tuple(
@@ -207,7 +229,8 @@ def check_readable(path: str, what: str, *, folder: bool = False) -> None:
 
 def check_writable_destination(path: str) -> None:
     """OUT ``path`` can be created: its folder exists, is a folder and is writable."""
-    folder = os.path.dirname(os.path.abspath(path))
+    target = os.path.realpath(path) if os.path.islink(path) else os.path.abspath(path)
+    folder = os.path.dirname(target)  # a link is written through (see files._atomic)
     if os.path.exists(folder) and not os.path.isdir(folder):
         raise UsageError(f"cannot write OUT {path!r}: {folder!r} is a file, not a folder")
     if not os.path.isdir(folder):

@@ -4,6 +4,8 @@ Dask (``--dask``)."""
 from __future__ import annotations
 
 import argparse
+import contextlib
+import logging
 import os
 import sys
 
@@ -18,6 +20,7 @@ from ._common import (
     check_writable_destination,
     positive_int,
     run_guarded,
+    thread_count,
     thread_limit,
 )
 
@@ -52,7 +55,7 @@ def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         help="apply Relu to a tensor file (.npy, .pb) or a Zarr store (--dask)",
         description="Apply Relu to the tensor in IN and write it to OUT. IN and OUT are .npy\n"
         "(NumPy) or .pb (ONNX TensorProto) files, in any combination; .npy is processed in\n"
-        "chunks through a memory map, so files larger than memory work. With --dask, IN and\n"
+        "windows of 8 MiB, so files larger than memory work. With --dask, IN and\n"
         "OUT are Zarr stores processed on a Dask cluster.",
         epilog=_APPLY_EXAMPLES,
     )
@@ -77,7 +80,7 @@ def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         "(default: the latest)",
     )
     parser.add_argument(
-        "--threads", type=positive_int, metavar="N", help="threads for the Relu kernel"
+        "--threads", type=thread_count, metavar="N", help="threads for the Relu kernel"
     )
     parser.add_argument(
         "--in-place", action="store_true", help="rewrite IN itself (.npy only; not atomic)"
@@ -87,6 +90,13 @@ def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     )
     parser.add_argument(
         "--dask", action="store_true", help="IN and OUT are Zarr stores; compute on Dask"
+    )
+    parser.add_argument(
+        "--stall-timeout",
+        type=_seconds,
+        metavar="SECONDS",
+        help="with --dask: give up when no chunk completes for this long, e.g. because the "
+        "workers are paused for lack of memory (default: 300)",
     )
     parser.add_argument(
         "--scheduler",
@@ -161,6 +171,15 @@ def _apply_stdio(args: argparse.Namespace) -> int:
     else:
         write_tensor(args.output, array, name=name)
     return EXIT_OK
+def _seconds(text: str) -> float:
+    """argparse type of ``--stall-timeout``: a finite number of seconds > 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a number of seconds > 0, got {text!r}")
+    return value
 
 
 def _is_zarr_name(path: str) -> bool:
@@ -198,6 +217,8 @@ def _validate(args: argparse.Namespace) -> None:
             f"--format {args.format} is the format of '-' (standard input or output); files are"
             " told by their suffix (.npy, .pb)"
         )
+    if args.stall_timeout is not None and not args.dask:
+        raise UsageError("--stall-timeout needs --dask (it bounds a Dask job's waits)")
     if args.dask:
         _validate_dask(args)
         return
@@ -242,6 +263,19 @@ def _check_pb_size(source: str, output: str) -> None:
         raise UsageError(refusal)
 
 
+@contextlib.contextmanager
+def _distributed_logs_quiet():
+    """distributed logs a lost scheduler or worker as tracebacks of its own (39 lines before
+    the command's one-line error), through handlers of several loggers; the command reports
+    every failure itself, so logging is off in this process while the job runs."""
+    previous = logging.root.manager.disable
+    logging.disable(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        logging.disable(previous)
+
+
 def _apply(args: argparse.Namespace) -> int:
     from ._progress_bar import progress_bar
 
@@ -251,15 +285,17 @@ def _apply(args: argparse.Namespace) -> int:
     description = f"relu {os.path.basename(args.input.rstrip('/'))}"
     with progress_bar(description, enabled=not args.quiet) as progress:
         if args.dask:
-            from ..files.zarr_dask import relu_zarr
+            from ..files.zarr_dask import STALL_TIMEOUT_S, relu_zarr
 
-            relu_zarr(
-                args.input,
-                args.output,
-                opset=args.opset,
-                scheduler=args.scheduler,
-                progress=progress,
-            )
+            with _distributed_logs_quiet():
+                relu_zarr(
+                    args.input,
+                    args.output,
+                    opset=args.opset,
+                    scheduler=args.scheduler,
+                    progress=progress,
+                    stall_timeout=args.stall_timeout or STALL_TIMEOUT_S,
+                )
             return EXIT_OK
         from ..files import relu_file
 

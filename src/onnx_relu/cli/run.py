@@ -13,8 +13,8 @@ from ._common import (
     UsageError,
     add_subcommand,
     check_readable,
-    positive_int,
     run_guarded,
+    thread_count,
     thread_limit,
 )
 
@@ -64,26 +64,46 @@ def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     parser.add_argument("--engine", choices=("onnx-relu", "onnxruntime"), default="onnx-relu",
                         help="onnx-relu: the backend for models made of Relu nodes (default); "
                         "onnxruntime: any model, in onnxruntime with the onnx-relu library")
-    parser.add_argument("--threads", type=positive_int, metavar="N",
+    parser.add_argument("--threads", type=thread_count, metavar="N",
                         help="threads for the Relu kernel (and onnxruntime's intra-op threads)")
+
+
+def _split_input(entry: str, required: list[str], single: bool) -> tuple[str, str]:
+    """``-i`` ``entry`` as (input name, file). ONNX names may contain "=" and paths may too, so
+    the split is at the end of the longest graph input name the entry starts with, followed by
+    "=" (the last "=" whose left part is an input name); a lone ``-i`` of a one-input model
+    without such a prefix is the file, if it has no "=" or names an existing file; anything
+    else splits at the first "=" (an unknown name is then reported by the model run, naming
+    the model's inputs)."""
+    named = [name for name in required if entry.startswith(f"{name}=")]
+    if named:
+        name = max(named, key=len)
+        return name, entry[len(name) + 1:]
+    if single and len(required) == 1 and ("=" not in entry or os.path.exists(entry)):
+        return required[0], entry  # (with "=" only if it names a file: "Q=x.npy" stays an error)
+    name, sep, path = entry.partition("=")
+    if not sep:
+        raise UsageError(f"-i {entry!r}: write NAME=FILE (the model's inputs are {required})")
+    return name, path
 
 
 def _parse_run_inputs(entries: list[str], required: list[str]) -> dict[str, str]:
     files: dict[str, str] = {}
     for entry in entries:
-        name, sep, path = entry.partition("=")
-        if not sep:
-            if len(required) != 1 or len(entries) != 1:
-                raise UsageError(
-                    f"-i {entry!r}: write NAME=FILE (the model's inputs are {required})"
-                )
-            name, path = required[0], entry
+        name, path = _split_input(entry, required, single=len(entries) == 1)
         if not name or not path:
             raise UsageError(f"-i {entry!r}: write NAME=FILE")
         if name in files:
             raise UsageError(f"input {name!r} is given twice")
         files[name] = path
     return files
+
+
+def _shown(name: str) -> str:
+    """A graph value's name for the terminal: as it is if printable, else quoted with escapes
+    (a name may hold newlines or terminal control sequences, which must not reach the
+    terminal or break one line per output)."""
+    return name if name.isprintable() else repr(name)
 
 
 def _check_output_folder(path: str) -> None:
@@ -193,7 +213,7 @@ def _run_model_files(args: argparse.Namespace) -> list[str]:
         used.add(stem)
         path = os.path.join(args.output_dir, f"{stem}.{args.format}")
         write_tensor(path, value, name=name)
-        written.append(f"{name} -> {path} ({value.dtype.name}, shape {value.shape})")
+        written.append(f"{_shown(name)} -> {path} ({value.dtype.name}, shape {value.shape})")
     return written
 
 

@@ -5,17 +5,23 @@ only within one file system), is flushed and fsynced, and is then renamed over t
 On any failure, including KeyboardInterrupt and SystemExit, the temporary is removed and the
 destination is left as it was. A process killed with SIGKILL cannot clean up: it may leave a
 hidden ``.NAME.*.onnx-relu-tmp`` entry next to the destination, never a partial destination.
+
+A destination that is a symbolic link is written through, as ``cp`` does: the temporary goes
+next to the file the link points to and replaces that file; the link stays. A destination that
+is an existing folder is refused at once (``IsADirectoryError`` naming it).
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import stat
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from typing import BinaryIO
 
-__all__ = ["TEMP_SUFFIX", "atomic_file", "atomic_directory"]
+__all__ = ["TEMP_SUFFIX", "atomic_file", "atomic_directory", "remove_abandoned_temporaries"]
 
 #: Suffix of every temporary file or folder this module creates.
 TEMP_SUFFIX = ".onnx-relu-tmp"
@@ -24,8 +30,30 @@ TEMP_SUFFIX = ".onnx-relu-tmp"
 _CREATE_FLAGS = os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
 
 
+def _name_max(folder: str) -> int:
+    try:
+        return os.pathconf(folder, "PC_NAME_MAX")
+    except (OSError, ValueError):
+        return 255  # NAME_MAX of Linux's file systems
+
+
+#: Length of the random part of a temporary name: "." and 12 hex digits.
+_RANDOM_LENGTH = 13
+
+
+def _shortened(folder: str, name: str) -> str:
+    """``name`` shortened (whole characters) so that its temporary name fits the file system's
+    limit on a name's bytes (255): an OUT name of 228-255 bytes must still be writable."""
+    room = _name_max(folder) - 1 - _RANDOM_LENGTH - len(TEMP_SUFFIX)
+    while len(os.fsencode(name)) > room:
+        name = name[:-1]
+    return name
+
+
 def _temporary_name(folder: str, name: str) -> str:
-    return os.path.join(folder, f".{name}.{os.urandom(6).hex()}{TEMP_SUFFIX}")
+    """``.NAME.<12 random hex digits>.onnx-relu-tmp`` in ``folder`` (NAME :func:`_shortened`);
+    the random part keeps it unique."""
+    return os.path.join(folder, f".{_shortened(folder, name)}.{os.urandom(6).hex()}{TEMP_SUFFIX}")
 
 
 def _umask() -> int:
@@ -63,8 +91,19 @@ def _fsync_folder(folder: str) -> None:
 
 
 def _split(path: str | os.PathLike[str]) -> tuple[str, str, str]:
+    """The destination, its folder and its name. A symbolic link is written through: the file
+    (or store) it points to is replaced, next to itself, and the link stays a link."""
     target = os.path.abspath(os.fspath(path))
+    if os.path.islink(target):
+        target = os.path.realpath(target)
     return target, os.path.dirname(target), os.path.basename(target)
+
+
+def _refuse_folder(target: str, path: str | os.PathLike[str]) -> None:
+    if os.path.isdir(target):
+        raise IsADirectoryError(
+            errno.EISDIR, "is a folder; give the path of a file to write", os.fspath(path)
+        )
 
 
 @contextlib.contextmanager
@@ -94,6 +133,7 @@ def atomic_file(path: str | os.PathLike[str]) -> Iterator[BinaryIO]:
     ['a.bin']
     """
     target, folder, name = _split(path)
+    _refuse_folder(target, path)  # os.replace would fail at the end, naming the temporary
     mode = _final_mode(target, 0o666)
     # The name is chosen before the file is created (unlike tempfile.mkstemp), so that an
     # exception raised at any point after creation, even by a signal handler while the
@@ -131,14 +171,94 @@ def _fsync_tree(root: str) -> None:
         _fsync_folder(folder)
 
 
+#: Inside a temporary folder while its writer lives: the writer holds an exclusive ``flock`` on
+#: it, which the kernel releases when the writer ends, however it ends (SIGKILL included).
+OWNER_LOCK = ".onnx-relu-owner"
+
+#: A temporary folder without a lock file (chunk files written by tasks of a stopped job after
+#: its folder was removed, or a folder whose writer is creating it this instant) counts as
+#: abandoned once the folder itself (its list of entries) has not changed for this long.
+UNLOCKED_GRACE_S = 600
+
+
+def _is_abandoned(candidate: str) -> bool:
+    try:
+        import fcntl
+    except ImportError:  # not POSIX: cannot tell, so never remove
+        return False
+    try:
+        fd = os.open(os.path.join(candidate, OWNER_LOCK), os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        return time.time() - os.stat(candidate).st_mtime > UNLOCKED_GRACE_S
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:  # held: its writer is alive
+        return False
+    finally:
+        os.close(fd)  # (releases the lock just taken, if any)
+    return True
+
+
+def remove_abandoned_temporaries(path: str | os.PathLike[str]) -> list[str]:
+    """Remove the temporary folders of earlier writes of the folder ``path`` whose writers are
+    gone (killed, or tasks of a stopped Dask job that wrote after the folder was removed);
+    return their paths. Folders of a live writer, and other destinations' temporaries, are
+    left alone."""
+    import re
+    import shutil
+
+    target, folder, name = _split(path)
+    own = {_shortened(folder, name), _shortened(folder, f"{name}.old")}
+    pattern = re.compile(r"\.(.*)\.[0-9a-f]{12}" + re.escape(TEMP_SUFFIX))
+    removed = []
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return removed
+    for entry in entries:
+        match = pattern.fullmatch(entry.name)
+        if not match or match.group(1) not in own:
+            continue
+        with contextlib.suppress(OSError):
+            if entry.is_dir(follow_symlinks=False) and _is_abandoned(entry.path):
+                shutil.rmtree(entry.path)
+                removed.append(entry.path)
+    return removed
+
+
 @contextlib.contextmanager
-def atomic_directory(path: str | os.PathLike[str]) -> Iterator[str]:
+def _owner_lock(temporary: str) -> Iterator[Callable[[], None]]:
+    """Hold :data:`OWNER_LOCK` in ``temporary``; yield a function that removes it (before the
+    folder is renamed into place)."""
+    try:
+        import fcntl
+    except ImportError:
+        yield lambda: None
+        return
+    lock = os.path.join(temporary, OWNER_LOCK)
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield lambda: os.unlink(lock)
+    finally:
+        os.close(fd)
+
+
+@contextlib.contextmanager
+def atomic_directory(
+    path: str | os.PathLike[str], *, sync_tree: Callable[[str], None] | None = _fsync_tree
+) -> Iterator[str]:
     """Yield the path of a temporary folder that becomes the folder ``path`` (a Zarr store).
 
-    On normal exit every file in it is fsynced and the folder is renamed to ``path``. An
+    On normal exit ``sync_tree(folder)`` makes its content durable (by default every file is
+    fsynced; None: the caller has synced it, e.g. once per file system instead of once per
+    file) and the folder is renamed to ``path``. An
     existing ``path`` is replaced only if it is itself a Zarr store (never an arbitrary
     folder): it is renamed aside, the new one renamed in, then the old one deleted, so ``path``
-    is briefly absent but never partial. On failure the temporary folder is deleted.
+    is briefly absent but never partial. On failure the temporary folder is deleted. While
+    the block runs, the temporary folder holds a locked :data:`OWNER_LOCK` file; temporaries of
+    ``path`` left by earlier writers that are gone are removed first
+    (:func:`remove_abandoned_temporaries`).
     """
     import shutil  # here, not at the top: importing the file layer stays fast
 
@@ -147,6 +267,7 @@ def atomic_directory(path: str | os.PathLike[str]) -> Iterator[str]:
     target, folder, name = _split(path)
     if os.path.lexists(target) and not (os.path.isdir(target) and is_zarr_store(target)):
         raise FileExistsError(f"{target} exists and is not a Zarr store; refusing to replace it")
+    remove_abandoned_temporaries(target)  # else every killed or stopped job's store stays
     mode = _final_mode(target, 0o777)
     temporary = _temporary_name(folder, name)  # named first: see atomic_file
     owned = True
@@ -156,8 +277,11 @@ def atomic_directory(path: str | os.PathLike[str]) -> Iterator[str]:
         except FileExistsError:
             owned = False
             raise
-        yield temporary
-        _fsync_tree(temporary)
+        with _owner_lock(temporary) as release:
+            yield temporary
+            release()
+        if sync_tree is not None:
+            sync_tree(temporary)
         os.chmod(temporary, mode)
         if os.path.lexists(target):
             aside = _temporary_name(folder, f"{name}.old")

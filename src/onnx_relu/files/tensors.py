@@ -307,6 +307,34 @@ def _import_onnx() -> tuple[Any, Any]:
     return onnx, numpy_helper
 
 
+def _check_int32_data_range(onnx, tensor, path: str) -> None:
+    """Types narrower than 32 bits keep typed values in ``int32_data``; onnx's decoder casts
+    them without a check (300 in an int8 tensor reads as 44), so a value the type cannot hold
+    marks the file corrupt."""
+    kinds = {
+        onnx.TensorProto.INT8: (-(2**7), 2**7 - 1),
+        onnx.TensorProto.INT16: (-(2**15), 2**15 - 1),
+        onnx.TensorProto.UINT8: (0, 2**8 - 1),
+        onnx.TensorProto.UINT16: (0, 2**16 - 1),
+        onnx.TensorProto.FLOAT16: (0, 2**16 - 1),  # the bits of each value, as uint16
+        onnx.TensorProto.BFLOAT16: (0, 2**16 - 1),
+    }
+    bounds = kinds.get(tensor.data_type)
+    if bounds is None or not len(tensor.int32_data):
+        return
+    values = np.asarray(tensor.int32_data, dtype=np.int64)
+    outside = values[(values < bounds[0]) | (values > bounds[1])]
+    if outside.size:
+        type_name = onnx.helper.tensor_dtype_to_string(tensor.data_type).lower().replace(
+            "tensorproto.", ""
+        )
+        raise InvalidTensorFileError(
+            f"{path!r}: the TensorProto's int32_data holds {int(outside[0])}, which"
+            f" is outside the range of {type_name} ({bounds[0]}..{bounds[1]}"
+            f"{', its bits as uint16' if 'float' in type_name else ''}); the file is corrupt"
+        )
+
+
 def read_pb_tensor(path: str | os.PathLike[str]) -> tuple[np.ndarray, str]:
     """Read a ``.pb`` file holding one ONNX ``TensorProto``: its values and its name."""
     path = os.fspath(path)
@@ -343,6 +371,7 @@ def _parse_pb_tensor(data: bytes, label: str, base_dir: str) -> tuple[np.ndarray
         raise InvalidTensorFileError(
             f"{label}: the TensorProto's dims {list(tensor.dims)} include a negative extent"
         )
+    _check_int32_data_range(onnx, tensor, path)
     try:
         array = numpy_helper.to_array(tensor, base_dir=base_dir)
     except Exception as exc:  # ValueError, TypeError, KeyError, OSError from onnx's decoder
