@@ -113,7 +113,7 @@ class _ShapeAndType:
             self.shape = tuple(int(n) for n in shape) if shape is not None else None
         except (TypeError, ValueError):  # a lazy shape with unknown extents (dask: nan)
             self.shape = None
-        self.dtype = np.dtype(dtype)  # type: ignore[call-overload]  (checked by _checked_dtype)
+        self.dtype = np.dtype(dtype)  # type: ignore[call-overload]  # checked by _checked_dtype
 
 
 def _dtype_of_columns(table: object, version: ReluVersion, opset: int | None) -> object | None:
@@ -123,7 +123,7 @@ def _dtype_of_columns(table: object, version: ReluVersion, opset: int | None) ->
     if dtypes is None:
         return None
     try:
-        found = list(dict.fromkeys(np.dtype(d) for d in dtypes))  # type: ignore[call-overload]
+        found = list(dict.fromkeys(np.dtype(d) for d in dtypes))
     except (TypeError, ValueError):  # an extension type numpy does not know (pandas' Int64)
         found = list(dict.fromkeys(dtypes))
     if len(found) > 1:

@@ -310,7 +310,7 @@ def parse_size(text: str) -> int | None:
     return int(match.group(1)) * _UNIT[(match.group(2) or "")[:1].lower()]
 
 
-def cache_info() -> dict:
+def cache_info() -> dict[str, int]:
     """The output cache as it stands, as a new dict.
 
     Keys: ``max_bytes`` (the cap on idle blocks; 0: the cache is off), ``min_bytes`` (outputs of
@@ -334,7 +334,9 @@ def cache_info() -> dict:
     return _relu._cache_info()
 
 
-def set_cache_limits(*, max_bytes: int | None = None, min_bytes: int | None = None) -> dict:
+def set_cache_limits(
+    *, max_bytes: int | None = None, min_bytes: int | None = None
+) -> dict[str, int]:
     """Change the output cache's cap and minimum size (process-wide); returns :func:`cache_info`
     as before.
 
@@ -392,7 +394,9 @@ def _turn_off_output_cache() -> None:
     _relu._set_cache(max_bytes=0)
 
 
-def _size_from_environment(environ: Mapping[str, str], name: str, allowed: str, default: int):
+def _size_from_environment(
+    environ: Mapping[str, str], name: str, allowed: str, default: object
+) -> int | None:
     """The size in ``environ[name]`` in bytes; None if unset; a RuntimeWarning and None if bad."""
     text = environ.get(name, "").strip()
     if not text:

@@ -7,6 +7,7 @@ binding, torch through tensors sharing their memory), so that no peer pays for a
 
 from __future__ import annotations
 
+import functools
 import importlib
 from collections.abc import Sequence
 from typing import Any
@@ -146,7 +147,7 @@ def backend_variants(peers: Peers, case: Case, thread_counts: Sequence[int]) -> 
     return [
         Variant(
             "onnx_relu backend run", "onnx_relu", threads, False, lambda: rep.run(inputs),
-            lambda threads=threads: onnx_relu.set_num_threads(threads),
+            functools.partial(onnx_relu.set_num_threads, threads),
         )
         for threads in thread_counts
     ]

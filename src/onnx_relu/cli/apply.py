@@ -8,6 +8,7 @@ import contextlib
 import logging
 import os
 import sys
+from collections.abc import Iterator
 
 from ..errors import UnsupportedFileFormatError
 from ._common import (
@@ -264,7 +265,7 @@ def _check_pb_size(source: str, output: str) -> None:
 
 
 @contextlib.contextmanager
-def _distributed_logs_quiet():
+def _distributed_logs_quiet() -> Iterator[None]:
     """distributed logs a lost scheduler or worker as tracebacks of its own (39 lines before
     the command's one-line error), through handlers of several loggers; the command reports
     every failure itself, so logging is off in this process while the job runs."""

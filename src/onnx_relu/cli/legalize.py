@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from typing import Any
 
 from ._common import (
     EXIT_OK,
@@ -64,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
                        after_failure="; OUT left unchanged")
 
 
-def _check_external_data_stays_reachable(model, source: str, output: str) -> None:
+def _check_external_data_stays_reachable(model: Any, source: str, output: str) -> None:
     """A model whose external data would take it past protobuf's 2 GiB is legalized with that
     data left in its files, named by paths relative to the model's folder: OUT must be there."""
     from onnx.external_data_helper import uses_external_data

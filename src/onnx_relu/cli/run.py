@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from typing import Any
 
 from ._common import (
     EXIT_OK,
@@ -120,7 +121,7 @@ def _check_output_folder(path: str) -> None:
         raise UsageError(f"-o {path!r}: the folder {existing!r} is not writable")
 
 
-def _read_inputs(args: argparse.Namespace, required: list[str]) -> dict:
+def _read_inputs(args: argparse.Namespace, required: list[str]) -> dict[str, Any]:
     from ..files import read_tensor
 
     files = _parse_run_inputs(args.inputs, required)
@@ -130,7 +131,7 @@ def _read_inputs(args: argparse.Namespace, required: list[str]) -> dict:
     return {name: read_tensor(path) for name, path in files.items()}
 
 
-def _run_backend(args: argparse.Namespace) -> tuple[list[str], list]:
+def _run_backend(args: argparse.Namespace) -> tuple[list[str], list[Any]]:
     from ..onnx.backend import prepare
 
     rep = prepare(args.model)
@@ -139,7 +140,7 @@ def _run_backend(args: argparse.Namespace) -> tuple[list[str], list]:
         return list(rep.output_names), list(rep.run(feeds))
 
 
-def _check_ort_feeds(session, feeds: dict) -> None:
+def _check_ort_feeds(session: Any, feeds: dict[str, Any]) -> None:
     """Every graph input fed, nothing else, each with its declared type: checked before the run
     so that the user gets onnx-relu's one-line errors rather than onnxruntime's."""
     from ..dtypes import describe_dtype, native, onnx_type_name
@@ -163,7 +164,7 @@ def _check_ort_feeds(session, feeds: dict) -> None:
             )
 
 
-def _run_onnxruntime(args: argparse.Namespace) -> tuple[list[str], list]:
+def _run_onnxruntime(args: argparse.Namespace) -> tuple[list[str], list[Any]]:
     from ..errors import InvalidModelError, ModelInputError
     from ..onnx.ort import run_session
     from ..onnx.ort_library import ort_session

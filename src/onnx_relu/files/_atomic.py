@@ -210,7 +210,7 @@ def remove_abandoned_temporaries(path: str | os.PathLike[str]) -> list[str]:
     target, folder, name = _split(path)
     own = {_shortened(folder, name), _shortened(folder, f"{name}.old")}
     pattern = re.compile(r"\.(.*)\.[0-9a-f]{12}" + re.escape(TEMP_SUFFIX))
-    removed = []
+    removed: list[str] = []
     try:
         entries = list(os.scandir(folder))
     except OSError:

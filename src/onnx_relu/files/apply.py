@@ -59,7 +59,7 @@ def _windows(header: NpyHeader, chunk_bytes: int) -> Iterator[tuple[int, int]]:
 def _read_window(file: BinaryIO, name: str, header: NpyHeader, start: int, into: np.ndarray) -> None:
     """Fill ``into`` with the elements from ``start`` on; refuse a file that has become
     shorter than its header says since the header was read."""
-    target = memoryview(into.view(np.uint8))
+    target = memoryview(into.view(np.uint8))  # type: ignore[arg-type]  # numpy's stubs: no Buffer
     offset = header.data_offset + start * header.dtype.itemsize
     filled = 0
     while filled < len(target):
@@ -81,7 +81,7 @@ def _report(progress: Progress | None, done: int, total: int) -> None:
 
 def _write_window(file: BinaryIO, header: NpyHeader, start: int, window: np.ndarray) -> None:
     """Write ``window`` back over the elements from ``start`` on (in place)."""
-    data = memoryview(window.view(np.uint8))
+    data = memoryview(window.view(np.uint8))  # type: ignore[arg-type]
     offset = header.data_offset + start * header.dtype.itemsize
     while data:
         count = os.pwrite(file.fileno(), data, offset)
@@ -106,7 +106,7 @@ def _relu_npy_to_npy(
                 window = buffer[:count]
                 _read_window(source, repr(src), header, start, window)
                 relu(window, out=window, opset=opset)
-                target.write(memoryview(window.view(np.uint8)))
+                target.write(memoryview(window.view(np.uint8)))  # type: ignore[arg-type]
                 _report(progress, (start + count) * itemsize, header.nbytes)
 
 

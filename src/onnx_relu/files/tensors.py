@@ -307,7 +307,7 @@ def _import_onnx() -> tuple[Any, Any]:
     return onnx, numpy_helper
 
 
-def _check_int32_data_range(onnx, tensor, path: str) -> None:
+def _check_int32_data_range(onnx: Any, tensor: Any, label: str) -> None:
     """Types narrower than 32 bits keep typed values in ``int32_data``; onnx's decoder casts
     them without a check (300 in an int8 tensor reads as 44), so a value the type cannot hold
     marks the file corrupt."""
@@ -329,7 +329,7 @@ def _check_int32_data_range(onnx, tensor, path: str) -> None:
             "tensorproto.", ""
         )
         raise InvalidTensorFileError(
-            f"{path!r}: the TensorProto's int32_data holds {int(outside[0])}, which"
+            f"{label}: the TensorProto's int32_data holds {int(outside[0])}, which"
             f" is outside the range of {type_name} ({bounds[0]}..{bounds[1]}"
             f"{', its bits as uint16' if 'float' in type_name else ''}); the file is corrupt"
         )
@@ -371,7 +371,7 @@ def _parse_pb_tensor(data: bytes, label: str, base_dir: str) -> tuple[np.ndarray
         raise InvalidTensorFileError(
             f"{label}: the TensorProto's dims {list(tensor.dims)} include a negative extent"
         )
-    _check_int32_data_range(onnx, tensor, path)
+    _check_int32_data_range(onnx, tensor, label)
     try:
         array = numpy_helper.to_array(tensor, base_dir=base_dir)
     except Exception as exc:  # ValueError, TypeError, KeyError, OSError from onnx's decoder

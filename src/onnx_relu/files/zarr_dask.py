@@ -130,7 +130,15 @@ def dask_client(scheduler: str | None = None) -> Iterator[Any]:
         yield client
 
 
-def _relu_block(source, target, region, index, opset, marker: str, src: str) -> int:
+def _relu_block(
+    source: Any,
+    target: Any,
+    region: tuple[slice, ...],
+    index: tuple[int, ...],
+    opset: int | None,
+    marker: str,
+    src: str,
+) -> int:
     """Read block ``index`` (``region``) of ``source``, apply Relu, write it to ``target``;
     return the bytes written. Runs on a worker. Writes nothing once the temporary store is gone
     (``marker``, its metadata file, is missing): the job was stopped and its store removed, and
@@ -149,10 +157,12 @@ def _relu_block(source, target, region, index, opset, marker: str, src: str) -> 
     if not os.path.exists(marker):
         return 0
     target[region] = block
-    return block.nbytes
+    return int(block.nbytes)
 
 
-def _regions(shape: tuple[int, ...], chunks: tuple[int, ...]):
+def _regions(
+    shape: tuple[int, ...], chunks: tuple[int, ...]
+) -> Iterator[tuple[tuple[int, ...], tuple[slice, ...]]]:
     """(block index, region as slices) of every block of ``shape`` in blocks of ``chunks``."""
     counts = [max(1, -(-extent // chunk)) for extent, chunk in zip(shape, chunks, strict=True)]
     for index in itertools.product(*(range(count) for count in counts)):
@@ -180,7 +190,7 @@ def _sync_file_system(path: str) -> None:
         os.close(fd)
 
 
-def _stall_cause(client) -> str:
+def _stall_cause(client: Any) -> str:
     """Why no task progresses, as far as the scheduler can tell."""
     try:
         workers = client.scheduler_info()["workers"]
@@ -198,7 +208,7 @@ def _stall_cause(client) -> str:
     return f"{len(workers)} worker(s) are running but completed no block"
 
 
-def _drain(client, futures, timeout: float) -> None:
+def _drain(client: Any, futures: Any, timeout: float) -> None:
     """Cancel ``futures`` and wait (up to ``timeout`` s) until none of them is still running."""
     with contextlib.suppress(Exception):  # a lost scheduler: nothing more can be done
         client.cancel(futures)
@@ -211,7 +221,14 @@ def _drain(client, futures, timeout: float) -> None:
             time.sleep(0.05)
 
 
-def _gather_progress(distributed, client, futures, total, progress, stall_timeout) -> int:
+def _gather_progress(
+    distributed: Any,
+    client: Any,
+    futures: Any,
+    total: int,
+    progress: Progress | None,
+    stall_timeout: float,
+) -> int:
     """Wait for every future; report bytes done; give up after ``stall_timeout`` s without a
     completed block. Returns the bytes written."""
     done = 0
@@ -298,7 +315,7 @@ def relu_zarr(
     if not stall_timeout > 0:
         raise ValueError(f"stall_timeout must be a number of seconds > 0, got {stall_timeout!r}")
     _da, distributed, zarr = _import_dask()
-    import dask
+    from dask.delayed import delayed
 
     src = os.path.abspath(os.fspath(src))  # workers may run elsewhere: no relative paths
     source = _open_source(zarr, src)
@@ -322,9 +339,9 @@ def relu_zarr(
         )
         # The two arrays enter the graph once, each task naming them by key: passed directly,
         # each task would carry its own pickled copies (14 s to submit 800 blocks).
-        source_node = dask.delayed(source, traverse=False)
-        target_node = dask.delayed(target, traverse=False)
-        block = dask.delayed(_relu_block, pure=False)
+        source_node = delayed(source, traverse=False)
+        target_node = delayed(target, traverse=False)
+        block = delayed(_relu_block, pure=False)
         tasks = [
             block(source_node, target_node, region, index, opset, marker, src)
             for index, region in _regions(source.shape, write_chunks)

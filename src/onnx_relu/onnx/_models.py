@@ -24,6 +24,7 @@ Examples
 from __future__ import annotations
 
 import os
+from typing import Any
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -369,7 +370,7 @@ def inferred_model(model: onnx.ModelProto) -> onnx.ModelProto:
 def _function_nodes(function: onnx.FunctionProto) -> Iterator[onnx.NodeProto]:
     """The nodes of a function's body, those of its nodes' subgraphs included."""
 
-    def walk(nodes):
+    def walk(nodes: Any) -> Iterator[onnx.NodeProto]:
         for node in nodes:
             yield node
             for _attribute, _position, _suffix, subgraph in _subgraphs(node):

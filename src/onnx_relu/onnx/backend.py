@@ -340,12 +340,15 @@ class OnnxReluBackendRep(BackendRep):
                     )
                     raise
             values[output_name] = y if type(y) is np.ndarray else np.asarray(y)
+        outputs: tuple[Any, ...]
         if self._any_copied:
-            return self._outputs_type._make([
+            outputs = self._outputs_type._make([
                 np.array(values[name], copy=True) if copied else values[name]
                 for name, copied in zip(self.output_names, self._copied_outputs)
             ])
-        return self._outputs_type._make([values[name] for name in self.output_names])
+        else:
+            outputs = self._outputs_type._make([values[name] for name in self.output_names])
+        return outputs
 
 
 def _shape_fits(actual: tuple[int, ...], declared: tuple[int | None, ...]) -> bool:
@@ -355,7 +358,9 @@ def _shape_fits(actual: tuple[int, ...], declared: tuple[int | None, ...]) -> bo
     )
 
 
-def _fast_input_check(graph_input: _GraphInput) -> tuple[np.dtype | None, tuple | None]:
+def _fast_input_check(
+    graph_input: _GraphInput,
+) -> tuple[np.dtype[Any] | None, tuple[int | None, ...] | None]:
     """(dtype, shape) that a fed array must have (by identity: numpy's dtypes of the eight
     types are singletons) for run() to skip the general checks; shape None: any. An undeclared
     type (None) never matches, so such inputs always take the general path."""
@@ -461,7 +466,8 @@ class OnnxReluBackend(Backend):
             (x,) = inputs
         x = x if isinstance(x, np.ndarray) else np.asarray(x)
         _refuse_type(description, input_name, onnx_type_of_dtype(x.dtype), version, opset)
-        return _outputs_type((output_name,))(np.asarray(relu(x, opset=opset)))
+        outputs: tuple[Any, ...] = _outputs_type((output_name,))(np.asarray(relu(x, opset=opset)))
+        return outputs
 
     @classmethod
     def supports_device(cls, device: str) -> bool:
@@ -473,7 +479,7 @@ class OnnxReluBackend(Backend):
 
 
 @functools.lru_cache(maxsize=256)
-def _outputs_type(names: tuple[str, ...]) -> type:
+def _outputs_type(names: tuple[str, ...]) -> Any:
     """The output container for these output names (built once: each build costs ~28 us)."""
     return namedtupledict("Outputs", names)
 def _checked_node_opset(opset: object) -> int:

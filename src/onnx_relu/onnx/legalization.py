@@ -124,7 +124,8 @@ def _graph_at(
         (attribute,) = [a for a in graph.node[index].attribute if a.name == attribute_name]
         graph = attribute.g if attribute.type == onnx.AttributeProto.GRAPH else (
             attribute.graphs[position])
-    return graph
+    found: onnx.GraphProto = graph
+    return found
 
 
 def legalize(

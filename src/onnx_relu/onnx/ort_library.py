@@ -123,7 +123,7 @@ def ort_library_num_threads() -> int:
     >>> ort_library_num_threads() >= 1
     True
     """
-    return _library().onnx_relu_ort_get_num_threads()
+    return int(_library().onnx_relu_ort_get_num_threads())
 
 
 def set_ort_library_num_threads(n: int) -> int:
@@ -143,7 +143,7 @@ def set_ort_library_num_threads(n: int) -> int:
         raise TypeError(f"the number of threads must be an integer, got {type(n).__name__} {n!r}")
     if not 1 <= n <= MAX_THREADS:
         raise ThreadCountError(f"the number of threads must be in 1..{MAX_THREADS}, got {n}")
-    return _library().onnx_relu_ort_set_num_threads(n)
+    return int(_library().onnx_relu_ort_set_num_threads(n))
 
 
 def set_ort_library_nt_threshold(n_bytes: int | None) -> int:
@@ -160,10 +160,10 @@ def set_ort_library_nt_threshold(n_bytes: int | None) -> int:
     if n_bytes is not None and (isinstance(n_bytes, bool) or not isinstance(n_bytes, int)
                                 or n_bytes < 0):
         raise ValueError(f"the threshold must be a size in bytes >= 0 or None, got {n_bytes!r}")
-    return _library().onnx_relu_ort_set_nt_threshold(-1 if n_bytes is None else n_bytes)
+    return int(_library().onnx_relu_ort_set_nt_threshold(-1 if n_bytes is None else n_bytes))
 
 
-def ort_session_options(sess_options: onnxruntime.SessionOptions | None = None):
+def ort_session_options(sess_options: onnxruntime.SessionOptions | None = None) -> Any:
     """``sess_options`` (or new ``onnxruntime.SessionOptions``) with the library registered.
 
     Registering the same options twice is harmless (the second call registers nothing). The
@@ -233,7 +233,7 @@ def _refuse_invalid_relus(model: Any) -> None:
     )
 
 
-def ort_session(model: Any, sess_options=None, providers=None):
+def ort_session(model: Any, sess_options: Any = None, providers: Any = None) -> Any:
     """An ``onnxruntime.InferenceSession`` of ``model`` with the onnx-relu library registered.
 
     ``model`` is checked first with :func:`onnx_relu.check_model`: a model whose Relu nodes

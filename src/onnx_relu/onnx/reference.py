@@ -138,4 +138,5 @@ class ReluReferenceEvaluator(ReferenceEvaluator):
 
     def __init__(self, proto: Any, *args: Any, new_ops: Any = None, **kwargs: Any) -> None:
         others = [op for op in (new_ops or []) if op is not Relu]
-        super().__init__(proto, *args, new_ops=[Relu, *others], **kwargs)
+        kwargs["new_ops"] = [Relu, *others]
+        super().__init__(proto, *args, **kwargs)
