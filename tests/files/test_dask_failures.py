@@ -286,5 +286,11 @@ def test_losing_the_scheduler_is_one_line_and_leaves_no_temporary_store(tmp_path
         scheduler.stderr.close()
     assert command.returncode == 1, err
     assert err.count("\n") == 1 and "Traceback" not in err, err
-    assert "the Dask job failed" in err and "lost the connection to the scheduler" in err
+    # distributed reports the loss as a cancellation or as a reset connection, whichever of
+    # the client's tasks notices it first
+    assert "the Dask job failed" in err, err
+    assert (
+        "lost the connection to the scheduler" in err
+        or "a connection of the Dask client was lost" in err
+    ), err
     assert folder_state(tmp_path) == before

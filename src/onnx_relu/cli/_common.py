@@ -182,6 +182,17 @@ def run_guarded(
         return 128 + stop.signum
     except USER_ERRORS as exc:
         return fail(prog, exc, EXIT_USAGE)
+    except ConnectionError as exc:
+        if job is None:
+            return fail(prog, os_error_text(exc) + after_failure, EXIT_FAILED)
+        # A Dask client that loses its scheduler fails with this or with distributed's own
+        # cancellation, whichever of its tasks notices first: one message for both.
+        return fail(
+            prog,
+            f"{job} failed (a connection of the Dask client was lost: {type(exc).__name__}:"
+            f" {exc}){after_failure}",
+            EXIT_FAILED,
+        )
     except (OSError, MemoryError, ImportError) as exc:
         text = os_error_text(exc) if isinstance(exc, OSError) else (str(exc) or type(exc).__name__)
         return fail(prog, text + after_failure, EXIT_FAILED)
