@@ -96,8 +96,9 @@ set -e
 wait  # for tee
 [ "$status" -eq 0 ] || fail "the sweep exited with status $status (log: $log)"
 
-# 2. The bad-input, fuzz (every layer's), overlap, concurrency and output-cache tests against the
-#    sanitized build (not the leak tests: ASan's quarantine holds freed memory, which RSS bounds
+# 2. The bad-input, fuzz (every layer's), overlap, random-layout (out overlapping the input both
+#    ways, thresholds drawn low), concurrency, output-cache and onnxruntime-library tests (the
+#    library is built sanitized too and loaded into onnxruntime) against the sanitized build (not the leak tests: ASan's quarantine holds freed memory, which RSS bounds
 #    would mistake for leaks; nor the allocation-failure test: ASan's shadow memory does not fit
 #    an address-space limit). ONNX_RELU_CACHE_MIN_BYTES=4K (above) sends every allocating call
 #    from 4 KiB on, the sweep's and the fuzz tests' included, through the output cache.
@@ -106,7 +107,8 @@ wait  # for tee
 set +e
 "${sanitized[@]}" "$PY" -m pytest -q -p no:cacheprovider tests/core/test_bad_inputs.py \
   tests/core/test_fuzz.py tests/files/test_fuzz.py tests/onnx/test_fuzz.py tests/core/test_overlap.py \
-  tests/core/test_concurrency.py tests/core/test_output_cache.py \
+  tests/core/test_concurrency.py tests/core/test_output_cache.py tests/core/test_layout_fuzz.py \
+  tests/onnx/test_ort_library.py \
   -k "not rss_bounded and not allocation_failure" > >(tee -a "$log") 2>&1
 status=$?
 set -e

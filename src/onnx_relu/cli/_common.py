@@ -182,8 +182,8 @@ def run_guarded(
         return 128 + stop.signum
     except USER_ERRORS as exc:
         return fail(prog, exc, EXIT_USAGE)
-    except ConnectionError as exc:
-        if job is None:
+    except OSError as exc:
+        if job is None or not _is_lost_connection(exc):
             return fail(prog, os_error_text(exc) + after_failure, EXIT_FAILED)
         # A Dask client that loses its scheduler fails with this or with distributed's own
         # cancellation, whichever of its tasks notices first: one message for both.
@@ -193,13 +193,18 @@ def run_guarded(
             f" {exc}){after_failure}",
             EXIT_FAILED,
         )
-    except (OSError, MemoryError, ImportError) as exc:
-        text = os_error_text(exc) if isinstance(exc, OSError) else (str(exc) or type(exc).__name__)
-        return fail(prog, text + after_failure, EXIT_FAILED)
+    except (MemoryError, ImportError) as exc:
+        return fail(prog, (str(exc) or type(exc).__name__) + after_failure, EXIT_FAILED)
     except Exception as exc:
         if job is None:
             raise  # a bug in onnx-relu: keep the traceback
         return fail(prog, f"{job} failed ({type(exc).__name__}: {exc}){after_failure}", EXIT_FAILED)
+
+
+def _is_lost_connection(exc: OSError) -> bool:
+    """A connection reset or closed under the work: the OS's own error, or distributed's
+    ``CommClosedError`` (an OSError whose text names the reset connection)."""
+    return isinstance(exc, ConnectionError) or type(exc).__name__ == "CommClosedError"
 
 
 def add_subcommand(

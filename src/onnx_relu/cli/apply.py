@@ -172,6 +172,8 @@ def _apply_stdio(args: argparse.Namespace) -> int:
     else:
         write_tensor(args.output, array, name=name)
     return EXIT_OK
+
+
 def _seconds(text: str) -> float:
     """argparse type of ``--stall-timeout``: a finite number of seconds > 0."""
     try:
