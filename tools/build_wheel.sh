@@ -4,8 +4,10 @@
 #
 #   tools/build_wheel.sh PYTHON OUTDIR
 #
-# PYTHON builds the wheel (pip's PEP 517 build in an isolated environment: meson-python, ninja
-# and numpy from pyproject's build-system table); OUTDIR receives the repaired wheel only.
+# PYTHON builds the wheel: uv's PEP 517 build (UV, default .venv/bin/uv) in an isolated
+# environment of pyproject's build-system table (meson-python, ninja, numpy), which uv keeps in
+# its cache between builds; without uv, pip's (slower: it installs that environment each time).
+# OUTDIR receives the repaired wheel only.
 # AUDITWHEEL (default .venv/bin/auditwheel) repairs it: auditwheel checks and retags every ELF
 # file in the wheel (the NumPy extension and any other shared library meson installs into the
 # package), grafting nothing here because the kernel is linked statically and needs only glibc.
@@ -27,7 +29,12 @@ raw=$(mktemp -d)
 trap 'rm -rf "$raw"' EXIT
 mkdir -p "$out"
 
-"$python" -m pip wheel --quiet --no-deps --wheel-dir "$raw" . >&2
+uv=${UV:-.venv/bin/uv}
+if [ -x "$uv" ]; then
+  "$uv" build --quiet --wheel --python "$python" --out-dir "$raw" . >&2
+else
+  "$python" -m pip wheel --quiet --no-deps --wheel-dir "$raw" . >&2
+fi
 built=("$raw"/*.whl)
 [ "${#built[@]}" -eq 1 ] || { echo "build_wheel: expected one wheel, got: ${built[*]}" >&2; exit 1; }
 

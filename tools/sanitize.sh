@@ -105,7 +105,9 @@ wait  # for tee
 "${sanitized[@]}" "$PY" -c "import onnx_relu, sys; sys.exit(not onnx_relu.__file__.startswith('$PWD/$site'))" \
   || fail "pytest would not import the sanitized build"
 set +e
-"${sanitized[@]}" "$PY" -m pytest -q -p no:cacheprovider tests/core/test_bad_inputs.py \
+# TEST_JOBS pytest-xdist workers (default: one per CPU), each file on one worker.
+"${sanitized[@]}" "$PY" -m pytest -q -p no:cacheprovider -n "${TEST_JOBS:-auto}" --dist loadfile \
+  tests/core/test_bad_inputs.py \
   tests/core/test_fuzz.py tests/files/test_fuzz.py tests/onnx/test_fuzz.py tests/core/test_overlap.py \
   tests/core/test_concurrency.py tests/core/test_output_cache.py tests/core/test_layout_fuzz.py \
   tests/onnx/test_ort_library.py \

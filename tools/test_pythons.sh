@@ -2,21 +2,27 @@
 # `make pythons`: the repaired wheel tested on every supported CPython found on this machine.
 #
 # For each version in PYTHON_VERSIONS (default 3.10 3.11 3.12 3.13): find its interpreter (pyenv's
-# $PYENV_ROOT/versions/X.Y.*, else pythonX.Y on PATH), build and repair the wheel with it
-# (tools/build_wheel.sh), install the wheel with its test extras into a fresh venv
-# (build/pythons/X.Y), and run the Python test subset below with the reduced Hypothesis profile.
-# pip's wheel cache (~/.cache/pip) is kept between runs, so only the first run downloads.
+# $PYENV_ROOT/versions/X.Y.*, else pythonX.Y on PATH), make a fresh venv (build/pythons/X.Y),
+# build and repair the wheel with it (tools/build_wheel.sh), install the wheel with its test
+# extras, and run the Python test subset below with the reduced Hypothesis profile.
+# uv (UV, default .venv/bin/uv: `make pythons` installs it) makes the venvs, builds and installs:
+# from its cache (~/.cache/uv, kept between runs) that takes seconds where pip took a minute per
+# Python, which is what lets `.ci/run` afford every Python. PYTHON_JOBS (default 2) versions run
+# at a time: each test run uses one core, and two at a time took 3 minutes for all four
+# Pythons on the 2-vCPU machine where one at a time took 5.
 #
 # The subset, tests/wheel-tests.args (pytest's @file; cibuildwheel's test-command in
 # pyproject.toml runs the same file), chosen for what can differ between Pythons and the package
 # versions pip picks for each (numpy 2.2 on 3.10, onnxruntime 1.23 on 3.10, ...): importing every
 # module and running its docstring examples, the type table, the public API's refusals and its
-# out= rules, the ONNX layer's backend, reference op and checker, tensor files, the new
-# command-line forms (pipes) and the typed example; with the Hypothesis profile `quick` (100
-# examples per test instead of 1,000). Left out: what runs the same C code whatever the Python
-# (the kernel driver, layouts, overlap, threads, exhaustive and fuzz sweeps), subprocess-heavy
-# command tests, the Dask clusters, benchmarks and onnxruntime probes; `make test` runs the
-# whole suite with the full profile on the .venv's Python, `make sanitize` the sanitizer.
+# out= rules, the ONNX layer's backend, reference op and checker, the onnxruntime library inside
+# the onnxruntime pip picks for that Python (and models stamped with an IR version newer than it
+# reads), tensor files, the new command-line forms (pipes) and the typed example; with the
+# Hypothesis profile `quick` (100 examples per test instead of 1,000). Left out: what runs the
+# same C code whatever the Python (the kernel driver, layouts, overlap, threads, exhaustive and
+# fuzz sweeps), subprocess-heavy command tests, the Dask clusters, benchmarks and onnxruntime
+# probes; `make test` runs the whole suite with the full profile on the .venv's Python, `make
+# sanitize` the sanitizer. `.ci/run` runs this target.
 # PYTHON_TESTS replaces the arguments (e.g. PYTHON_TESTS="tests -q" for everything).
 #
 # A version that is not found is reported as MISSING and fails the target (nothing is passed
@@ -43,8 +49,44 @@ find_python() {  # the newest pyenv X.Y.* interpreter, else pythonX.Y on PATH
   echo "$found"
 }
 
+uv=${UV:-.venv/bin/uv}
+[ -x "$uv" ] || { echo "pythons: uv not found at $uv (make pythons installs it into .venv)" >&2; exit 2; }
+jobs=${PYTHON_JOBS:-2}
+
+# One version: a fresh venv, the wheel built with its Python and repaired, installed with its
+# test extras, the subset run. Writes its summary line to $root/X.Y.result; its log to X.Y.log.
+test_one() {
+  local version=$1 python=$2 start venv log status=0 result seconds wheel
+  start=$(date +%s)
+  venv="$root/$version"
+  log="$root/$version.log"
+  rm -rf "$venv" "$root/wheels-$version" "$root/$version.result"
+  {
+    echo "pythons: $version: $python ($("$python" -V 2>&1))" &&
+    "$uv" venv --quiet --python "$python" "$venv" &&
+    echo "pythons: $(date +%T) building the wheel" &&
+    wheel=$(tools/build_wheel.sh "$venv/bin/python" "$root/wheels-$version" | tail -1) &&
+    echo "pythons: $(date +%T) installing $wheel[test]" &&
+    "$uv" pip install --quiet --python "$venv/bin/python" "$wheel[test]" &&
+    echo "pythons: $(date +%T) testing" &&
+    "$venv/bin/python" -m pytest -q -p no:cacheprovider $tests &&
+    echo "pythons: $(date +%T) done"
+  } > "$log" 2>&1 || status=$?
+  result=$(grep -E "^[0-9]+ (passed|failed)|^=+ .*(passed|failed|error)" "$log" | tail -1 \
+    | tr -d '=' | sed 's/^ *//')
+  seconds=$(( $(date +%s) - start ))
+  if [ "$status" -eq 0 ]; then
+    echo "$version  ok      $("$venv/bin/python" -V 2>&1), ${result:-?} (${seconds} s; log: $log)" \
+      > "$root/$version.result"
+  else
+    echo "$version  FAILED  status $status, ${result:-no test result} (${seconds} s; log: $log)" \
+      > "$root/$version.result"
+  fi
+}
+
 summary=()
 failed=0
+found=()
 for version in $versions; do
   python=$(find_python "$version")
   if [ -z "$python" ]; then
@@ -52,31 +94,18 @@ for version in $versions; do
     [ "${ALLOW_MISSING_PYTHONS:-0}" = 1 ] || failed=1
     continue
   fi
-  start=$(date +%s)
-  echo "pythons: $version: $python ($("$python" -V 2>&1))"
-  venv="$root/$version"
-  rm -rf "$venv" "$root/wheels-$version"
-  status=0
-  log="$root/$version.log"
-  {
-    "$python" -m venv "$venv" &&
-    echo "pythons: $(date +%T) building the wheel" &&
-    wheel=$(tools/build_wheel.sh "$venv/bin/python" "$root/wheels-$version" | tail -1) &&
-    echo "pythons: $(date +%T) installing $wheel[test]" &&
-    "$venv/bin/python" -m pip install --quiet "$wheel[test]" &&
-    echo "pythons: $(date +%T) testing" &&
-    "$venv/bin/python" -m pytest -q -p no:cacheprovider $tests
-  } > "$log" 2>&1 || status=$?
-  grep -v "^WARNING: Location" "$log" | tail -3
-  result=$(grep -E "^[0-9]+ (passed|failed)|^=+ .*(passed|failed|error)" "$log" | tail -1 | tr -d '=' \
-    | sed 's/^ *//')
-  seconds=$(( $(date +%s) - start ))
-  if [ "$status" -eq 0 ]; then
-    summary+=("$version  ok      $("$venv/bin/python" -V 2>&1), ${result:-?} (${seconds} s; log: $log)")
-  else
-    summary+=("$version  FAILED  status $status, ${result:-no test result} (${seconds} s; log: $log)")
-    failed=1
-  fi
+  found+=("$version")
+  # PYTHON_JOBS at a time (meson-python's build already uses every core; the tests use one)
+  while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n || true; done
+  echo "pythons: $(date +%T) $version: $python"
+  test_one "$version" "$python" &
+done
+wait
+
+for version in "${found[@]}"; do
+  line=$(cat "$root/$version.result" 2>/dev/null || echo "$version  FAILED  no result")
+  summary+=("$line")
+  case "$line" in *"  ok  "*) ;; *) failed=1; grep -v "^WARNING: Location" "$root/$version.log" | tail -15 ;; esac
 done
 
 echo "pythons: the repaired wheel on each Python (pytest $tests: $(tr '\n' ' ' < tests/wheel-tests.args))"

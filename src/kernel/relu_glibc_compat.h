@@ -1,9 +1,10 @@
 /*
- * relu_glibc_compat.h - bind the thread pool's glibc symbols to their oldest versions (internal to
- * the kernel: included by relu_pool.c after <pthread.h>).
+ * relu_glibc_compat.h - bind the kernel's and its programs' pthread symbols to their oldest glibc
+ * versions (included after <pthread.h> by relu_pool.c and by every program built on the kernel
+ * that calls pthread functions itself, such as src/ort/onnx_relu_ort.c).
  *
  * Why: glibc 2.34 moved libpthread into libc and gave pthread_create a new symbol version
- * (GLIBC_2.34; pthread_sigmask got GLIBC_2.32). A kernel linked against a new glibc then requires
+ * (GLIBC_2.34, as did pthread_once; pthread_sigmask got GLIBC_2.32). A kernel linked against a new glibc then requires
  * it, so its wheel qualifies only for manylinux_2_34 and pip refuses it on RHEL 8, Ubuntu 20.04 or
  * Debian 11. The same functions exist under their original versions in every glibc since x86-64's
  * and aarch64's first (2.2.5 and 2.17), with the same behaviour for what the pool uses, and new
@@ -29,6 +30,7 @@
 #ifdef RELU_GLIBC_BASE
 __asm__(".symver pthread_create, pthread_create@" RELU_GLIBC_BASE);
 __asm__(".symver pthread_sigmask, pthread_sigmask@" RELU_GLIBC_BASE);
+__asm__(".symver pthread_once, pthread_once@" RELU_GLIBC_BASE);
 #endif
 #endif
 

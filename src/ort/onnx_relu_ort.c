@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "ort_abi.h"
+#include "relu_glibc_compat.h" /* pthread_once at its oldest glibc version (manylinux) */
 #include "relu_kernel.h"
 #include "relu_tuning.h"
 

@@ -6,6 +6,11 @@ onnxruntime's ``InferenceSession.run`` can neither take nor return ``ml_dtypes.b
 io binding: bfloat16 inputs are handed over as their uint16 bit patterns with the ONNX type
 BFLOAT16, and bfloat16 outputs are copied out of onnxruntime's buffer bit for bit.
 
+A model whose IR version is newer than the installed onnxruntime reads is retried once at the
+newest IR version it does read, when the model's opsets exist there (:func:`new_session`): onnx
+stamps every model it makes with its own newest IR version, so onnx 1.19+ beside onnxruntime 1.23
+(the last for Python 3.10) would otherwise refuse every model ``helper.make_model`` makes.
+
 This module imports onnxruntime (``pip install "onnx-relu[ort]"``); nothing else in onnx-relu
 imports it before it is needed.
 
@@ -25,6 +30,8 @@ Examples
 from __future__ import annotations
 
 import ctypes
+import os
+import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, cast
 
@@ -36,9 +43,90 @@ from ..dtypes import RELU_TYPE_BY_NAME, native
 if TYPE_CHECKING:
     import onnx
 
-__all__ = ["inference_session", "ort_value", "run_session", "run_model"]
+__all__ = ["inference_session", "new_session", "ort_value", "run_session", "run_model"]
 
 _BFLOAT16 = RELU_TYPE_BY_NAME["bfloat16"]
+
+# onnxruntime's refusal of a model's IR version (onnxruntime/core/graph/model.cc, the same words
+# from 1.10 to 1.32): the only refusal new_session retries.
+_IR_REFUSAL = re.compile(r"Unsupported model IR version: (\d+), max supported IR version: (\d+)")
+
+
+def new_session(
+    model: onnx.ModelProto | bytes | str | os.PathLike[str],
+    sess_options: onnxruntime.SessionOptions | None = None,
+    providers: list[Any] | None = None,
+) -> onnxruntime.InferenceSession:
+    """``onnxruntime.InferenceSession(model, ...)``, at an IR version this onnxruntime reads.
+
+    onnxruntime reads models up to the IR version of the onnx it was built with, while
+    ``onnx.helper.make_model`` stamps every model with the installed onnx's newest IR version,
+    whatever the model needs. When onnxruntime refuses ``model`` for that reason alone, and the
+    model's opsets all exist at the newest IR version onnxruntime reads (per onnx's version
+    table), the session is made from a copy stamped with that version; ``model`` itself is not
+    changed. Any other refusal, or a model that needs the newer IR version, raises onnxruntime's
+    own error.
+
+    Parameters
+    ----------
+    model : onnx.ModelProto, bytes, str or os.PathLike
+        The model, its serialized bytes, or a path to it (external data beside it is found).
+    sess_options : onnxruntime.SessionOptions, optional
+        Passed to onnxruntime as they are.
+    providers : list, optional
+        onnxruntime's execution providers; default ``["CPUExecutionProvider"]``.
+
+    Examples
+    --------
+    >>> from onnx import TensorProto, helper
+    >>> graph = helper.make_graph(
+    ...     [helper.make_node("Relu", ["x"], ["y"])], "g",
+    ...     [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+    ...     [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
+    >>> model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
+    >>> model.ir_version = 99      # as a newer onnx than this onnxruntime knows would write
+    >>> [i.name for i in new_session(model).get_inputs()]
+    ['x']
+    """
+    providers = ["CPUExecutionProvider"] if providers is None else providers
+    source: bytes | str = (
+        os.fspath(model) if isinstance(model, (str, os.PathLike))
+        else model if isinstance(model, bytes) else model.SerializeToString()
+    )
+    try:
+        return onnxruntime.InferenceSession(
+            source, sess_options=sess_options, providers=providers
+        )
+    except Exception as error:  # noqa: BLE001 - onnxruntime raises its own exception classes
+        refusal = _IR_REFUSAL.search(str(error))
+        lowered = None if refusal is None else _at_ir_version(model, int(refusal[2]))
+        if lowered is None:
+            raise
+    return onnxruntime.InferenceSession(lowered, sess_options=sess_options, providers=providers)
+
+
+def _at_ir_version(
+    model: onnx.ModelProto | bytes | str | os.PathLike[str], ir_version: int
+) -> bytes | None:
+    """``model`` serialized with ``ir_version``, or None if its opsets need a newer one."""
+    import onnx
+
+    if isinstance(model, (str, os.PathLike)):
+        proto = onnx.load(os.fspath(model))  # external data is read in, as bytes carry it
+    elif isinstance(model, bytes):
+        proto = onnx.load_model_from_string(model)
+    else:
+        proto = onnx.ModelProto()
+        proto.CopyFrom(model)
+    needed = onnx.helper.find_min_ir_version_for(list(proto.opset_import), ignore_unknown=True)
+    if needed > ir_version or proto.ir_version <= ir_version:
+        return None
+    proto.ir_version = ir_version
+    try:
+        data: bytes = proto.SerializeToString()
+    except ValueError:  # over protobuf's 2 GiB: onnxruntime's own refusal stands
+        return None
+    return data
 
 
 def inference_session(
@@ -54,16 +142,14 @@ def inference_session(
         onnxruntime's intra-op thread count (its inter-op count is 1).
 
     Raises whatever onnxruntime raises for a model it cannot load or has no kernel for
-    (e.g. ``NotImplemented``: "Could not find an implementation for Relu(14)").
+    (e.g. ``NotImplemented``: "Could not find an implementation for Relu(14)"); a model stamped
+    with an IR version newer than onnxruntime reads is handled as :func:`new_session` says.
     """
     options = onnxruntime.SessionOptions()
     options.log_severity_level = 3
     options.intra_op_num_threads = threads
     options.inter_op_num_threads = 1
-    data = model if isinstance(model, bytes) else model.SerializeToString()
-    return onnxruntime.InferenceSession(
-        data, sess_options=options, providers=["CPUExecutionProvider"]
-    )
+    return new_session(model, options)
 
 
 def ort_value(array: np.ndarray) -> onnxruntime.OrtValue:

@@ -238,6 +238,9 @@ def ort_session(model: Any, sess_options: Any = None, providers: Any = None) -> 
 
     ``model`` is checked first with :func:`onnx_relu.check_model`: a model whose Relu nodes
     break their version's rules is refused before any session exists.
+    A model stamped with an IR version newer than the installed onnxruntime reads is given to it
+    at the newest one it reads, when the model's opsets exist there
+    (:func:`onnx_relu.onnx.ort.new_session`).
 
     Parameters
     ----------
@@ -280,9 +283,8 @@ def ort_session(model: Any, sess_options: Any = None, providers: Any = None) -> 
     ...
     onnx_relu.errors.UnsupportedTypeError: onnx_relu.ort_session refuses the model: ...
     """
-    import onnxruntime
-
     from ._models import load_model
+    from .ort import new_session
 
     if isinstance(model, (str, os.PathLike)):
         _refuse_invalid_relus(model)
@@ -292,8 +294,4 @@ def ort_session(model: Any, sess_options: Any = None, providers: Any = None) -> 
         _refuse_invalid_relus(proto)
         source = proto.SerializeToString()
     options = ort_session_options(sess_options)
-    return onnxruntime.InferenceSession(
-        source,
-        sess_options=options,
-        providers=["CPUExecutionProvider"] if providers is None else providers,
-    )
+    return new_session(source, options, providers)
