@@ -51,6 +51,7 @@ def test_thread_count_outside_the_kernels_range_is_a_usage_error(tmp_path, args)
         (("--rounds", "0"), "argument --rounds: must be an integer >= 1, got '0'"),
         (("--batch-ms", "-5"), "argument --batch-ms: must be a number of milliseconds > 0"),
         (("--batch-ms", "nan"), "argument --batch-ms: must be a number of milliseconds > 0"),
+        (("--threads", "1", "0"), f"argument --threads: must be an integer in 1..{MAX_THREADS}"),
         (("--replot", "missing.json"), "--replot 'missing.json' cannot be read: No such file"),
         (("--replot", "."), "--replot '.' cannot be read"),
         (("--replot", "garbage.json"), "--replot 'garbage.json' is not an onnx-relu benchmark"),

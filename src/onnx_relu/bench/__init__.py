@@ -45,8 +45,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from onnx_relu.tuning import MAX_THREADS
-
+from ..argtypes import integer_at_least_one, positive_number, thread_count
 from .cases import (
     DEFAULT_SIZES,
     LARGEST_SKIPPED,
@@ -77,28 +76,6 @@ __all__ = [
     "dtype_of",
     "mixed_sign_data",
 ]
-
-
-def _at_least_one(text: str) -> int:
-    """argparse type of ``--rounds``: an integer >= 1."""
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {text!r}")
-    return value
-
-
-def _positive_ms(text: str) -> float:
-    """argparse type of ``--batch-ms``: a finite number of milliseconds > 0."""
-    try:
-        value = float(text)
-    except ValueError:
-        value = 0.0
-    if not 0 < value < float("inf"):
-        raise argparse.ArgumentTypeError(f"must be a number of milliseconds > 0, got {text!r}")
-    return value
 
 
 def _unwritable_reason(path: str) -> str | None:
@@ -133,13 +110,13 @@ def build_parser(prog: str = "python -m onnx_relu.bench") -> argparse.ArgumentPa
            + " ".join(DEFAULT_SIZES))
     option("--skip-largest", action="store_true",
            help="leave out sizes of 512 MiB and more (memory, time)")
-    option("--threads", nargs="+", type=int, default=None, metavar="N",
+    option("--threads", nargs="+", type=thread_count, default=None, metavar="N",
            help="thread counts (default: 1 and the CPUs available)")
     option("--peers", nargs="*", default=list(PEERS), choices=PEERS,
            help="peers to include where installed (default: all)")
-    option("--rounds", type=_at_least_one, default=None,
+    option("--rounds", type=integer_at_least_one, default=None,
            help="interleaved rounds; the median is reported (default 5)")
-    option("--batch-ms", type=_positive_ms, default=None,
+    option("--batch-ms", type=positive_number("milliseconds"), default=None,
            help="target length of one timed batch in ms (default 20)")
     option("--quick", action="store_true",
            help="smoke test: sizes 6 and 64K, 2 rounds, short batches")
@@ -234,9 +211,6 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m onnx_relu.ben
     sizes = args.sizes or [Size.parse(s) for s in (QUICK_SIZES if args.quick else DEFAULT_SIZES)]
     if args.skip_largest:
         sizes = [s for s in sizes if not (s.in_bytes and s.count >= LARGEST_SKIPPED)]
-    if args.threads is not None and any(t < 1 or t > MAX_THREADS for t in args.threads):
-        print(f"--threads: each count must be in 1..{MAX_THREADS}", file=sys.stderr)
-        return 2
     rounds = args.rounds or (2 if args.quick else 5)
     batch_seconds = (args.batch_ms or (1.0 if args.quick else 20.0)) / 1000
     results = run_benchmark(

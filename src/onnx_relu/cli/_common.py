@@ -76,32 +76,6 @@ def os_error_text(exc: OSError) -> str:
     return exc.strerror or str(exc) or type(exc).__name__
 
 
-def positive_int(text: str) -> int:
-    """argparse type: an integer >= 1."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {text!r}")
-    return value
-
-
-def thread_count(text: str) -> int:
-    """argparse type: a kernel thread count, an integer in 1..MAX_THREADS (``--threads``)."""
-    from ..tuning import MAX_THREADS
-
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if not 1 <= value <= MAX_THREADS:
-        raise argparse.ArgumentTypeError(
-            f"must be an integer in 1..{MAX_THREADS} (threads), got {text!r}"
-        )
-    return value
-
-
 def interrupted_outside_work(prog: str) -> int:
     """Ctrl-C outside a subcommand's guarded work (argument parsing, imports, the benchmark's
     set-up and run): one line and exit 130, as for an interrupt during the work."""

@@ -11,6 +11,7 @@ import sys
 from collections.abc import Iterator
 
 from ..errors import UnsupportedFileFormatError
+from ..argtypes import integer_at_least_one, positive_number, thread_count
 from ._common import (
     EXIT_OK,
     NOT_WRITTEN,
@@ -19,9 +20,7 @@ from ._common import (
     add_subcommand,
     check_readable,
     check_writable_destination,
-    positive_int,
     run_guarded,
-    thread_count,
     thread_limit,
 )
 
@@ -75,7 +74,7 @@ def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     )
     parser.add_argument(
         "--opset",
-        type=positive_int,
+        type=integer_at_least_one,
         metavar="N",
         help="ai.onnx opset of the model: selects the Relu version and so the allowed types "
         "(default: the latest)",
@@ -94,7 +93,7 @@ def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     )
     parser.add_argument(
         "--stall-timeout",
-        type=_seconds,
+        type=positive_number("seconds"),
         metavar="SECONDS",
         help="with --dask: give up when no chunk completes for this long, e.g. because the "
         "workers are paused for lack of memory (default: 300)",
@@ -172,17 +171,6 @@ def _apply_stdio(args: argparse.Namespace) -> int:
     else:
         write_tensor(args.output, array, name=name)
     return EXIT_OK
-
-
-def _seconds(text: str) -> float:
-    """argparse type of ``--stall-timeout``: a finite number of seconds > 0."""
-    try:
-        value = float(text)
-    except ValueError:
-        value = 0.0
-    if not 0 < value < float("inf"):
-        raise argparse.ArgumentTypeError(f"must be a number of seconds > 0, got {text!r}")
-    return value
 
 
 def _is_zarr_name(path: str) -> bool:

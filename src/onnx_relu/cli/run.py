@@ -8,6 +8,7 @@ import argparse
 import os
 from typing import Any
 
+from ..argtypes import thread_count
 from ._common import (
     EXIT_OK,
     PROG,
@@ -15,7 +16,6 @@ from ._common import (
     add_subcommand,
     check_readable,
     run_guarded,
-    thread_count,
     thread_limit,
 )
 
