@@ -14,6 +14,7 @@ from onnx_relu.errors import InvalidModelError, LegalizationError
 from onnx_relu.onnx.legalization import probe_onnxruntime, run_with_onnxruntime
 from tests.support.dtypes import ONNX_NAMES
 from tests.support.onnx_models import LATEST_OPSET, allowed_types, relu_model, sample_values
+from tests.support.onnxruntime_reach import skip_if_onnxruntime_predates
 from tests.support.oracle import as_bits, expected_relu
 
 OPSETS = (13, 14, 17, 18, LATEST_OPSET)
@@ -37,6 +38,7 @@ def _all_names_unique(model: onnx.ModelProto) -> bool:
 
 @pytest.mark.parametrize(("onnx_type", "opset"), CASES)
 def test_one_relu_model_runs_after_legalize_and_rewrites_only_what_it_must(onnx_type, opset):
+    skip_if_onnxruntime_predates(opset)
     x = sample_values(onnx_type, 544)
     model = relu_model(onnx_type, opset, shape=("n",), name="relu")
     ran_before = _onnxruntime_runs(model)
@@ -54,6 +56,7 @@ def test_one_relu_model_runs_after_legalize_and_rewrites_only_what_it_must(onnx_
 
 @pytest.mark.parametrize(("onnx_type", "opset"), CASES)
 def test_exact_mode_gives_onnx_relu_values_for_every_type(onnx_type, opset):
+    skip_if_onnxruntime_predates(opset)
     x = sample_values(onnx_type, 544)
     legalized = legalize(relu_model(onnx_type, opset, shape=("n",)), exact=True)
     onnx.checker.check_model(legalized, full_check=True)
@@ -106,6 +109,7 @@ def _mixed_int64_model(opset: int) -> onnx.ModelProto:
 
 @pytest.mark.parametrize("opset", [14, 17, LATEST_OPSET])
 def test_mixed_model_other_nodes_untouched_and_values_equal(opset):
+    skip_if_onnxruntime_predates(opset)
     model = _mixed_int64_model(opset)
     before = model.SerializeToString()
     legalized = legalize(model)

@@ -93,3 +93,30 @@ def test_other_refusals_are_onnxruntimes_own():
     with pytest.raises(Exception) as refused:
         ort.new_session(b"not a model")
     assert "IR version" not in str(refused.value)
+
+
+@pytest.mark.parametrize(("opset", "ir_version"), [(1, 3), (2, 3), (4, 3), (5, 3), (9, 4), (21, 10)])
+def test_lowest_ir_version_follows_onnxs_table_and_fills_the_opsets_it_skips(opset, ir_version):
+    assert ort.lowest_ir_version([helper.make_opsetid("", opset)]) == ir_version
+
+
+def test_lowest_ir_version_is_none_for_an_opset_newer_than_the_table_knows():
+    assert ort.lowest_ir_version([helper.make_opsetid("", 999)]) is None
+
+
+def test_lowest_ir_version_of_a_custom_domain_is_the_first():
+    assert ort.lowest_ir_version([helper.make_opsetid("com.example", 7)]) == 3
+
+
+def test_a_future_ir_version_at_an_opset_the_table_skips_is_lowered_too():
+    """ai.onnx 4 is not in onnx's table (it needs IR 3). onnxruntime has no Relu-1 kernel, so
+    the model is an Identity."""
+    graph = helper.make_graph(
+        [helper.make_node("Identity", ["x"], ["y"])], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 4)])
+    model.ir_version = FUTURE_IR
+    x = np.array([-1.5, 2.0], np.float32)
+    (y,) = ort.run_session(ort.new_session(model), {"x": x})
+    assert y.tolist() == [-1.5, 2.0]

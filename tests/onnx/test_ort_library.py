@@ -23,7 +23,7 @@ from onnx import TensorProto, helper
 
 import onnx_relu
 from onnx_relu.errors import InvalidModelError, ThreadCountError, UnsupportedTypeError
-from onnx_relu.onnx.ort import inference_session, run_session
+from onnx_relu.onnx.ort import inference_session, lowest_ir_version, run_session
 from onnx_relu.onnx.ort_library import (
     ORT_LIBRARY_API_VERSION,
     ort_library_num_threads,
@@ -40,6 +40,7 @@ from tests.support.onnx_models import (
     sample_values,
     value_info,
 )
+from tests.support.onnxruntime_reach import skip_if_onnxruntime_predates
 from tests.support.oracle import as_bits, expected_relu, mismatch_report
 
 ALL_OPSETS = range(1, LATEST_OPSET + 1)
@@ -60,25 +61,16 @@ def session_for(model: onnx.ModelProto) -> onnxruntime.InferenceSession:
 
 
 def session_or_skip(model: onnx.ModelProto) -> onnxruntime.InferenceSession:
-    """session_for, skipping (with onnxruntime's reason) an opset this onnxruntime predates.
-
-    An older onnxruntime (1.23, the last for Python 3.10, reads IR <= 11) cannot read the IR
-    version a newer opset needs; ort_session then raises onnxruntime's own refusal.
-    """
-    try:
-        return session_for(model)
-    except onnxruntime.capi.onnxruntime_pybind11_state.Fail as error:
-        if "Unsupported model IR version" not in str(error):
-            raise
-        opset = max(entry.version for entry in model.opset_import if entry.domain in ("", "ai.onnx"))
-        pytest.skip(f"onnxruntime {onnxruntime.__version__} predates opset {opset}:"
-                    f" {str(error).splitlines()[0].split(') ')[-1]}")
+    """session_for, skipping (with onnxruntime's reason) an opset this onnxruntime predates."""
+    skip_if_onnxruntime_predates(
+        max(entry.version for entry in model.opset_import if entry.domain in ("", "ai.onnx")))
+    return session_for(model)
 
 
 def at_lowest_ir_version(model: onnx.ModelProto) -> onnx.ModelProto:
     """``model`` stamped with the lowest IR version its opsets need, for plain onnxruntime calls
     (onnx stamps its newest, which an older onnxruntime refuses; ort_session handles that)."""
-    model.ir_version = onnx.helper.find_min_ir_version_for(list(model.opset_import))
+    model.ir_version = lowest_ir_version(model.opset_import)
     return model
 
 

@@ -32,7 +32,7 @@ from __future__ import annotations
 import ctypes
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
@@ -43,7 +43,9 @@ from ..dtypes import RELU_TYPE_BY_NAME, native
 if TYPE_CHECKING:
     import onnx
 
-__all__ = ["inference_session", "new_session", "ort_value", "run_session", "run_model"]
+__all__ = [
+    "inference_session", "lowest_ir_version", "new_session", "ort_value", "run_session", "run_model"
+]
 
 _BFLOAT16 = RELU_TYPE_BY_NAME["bfloat16"]
 
@@ -105,6 +107,39 @@ def new_session(
     return onnxruntime.InferenceSession(lowered, sess_options=sess_options, providers=providers)
 
 
+def lowest_ir_version(opset_import: Iterable[onnx.OperatorSetIdProto]) -> int | None:
+    """The lowest IR version that carries every opset of ``opset_import``, by onnx's version table
+    (``onnx.helper.find_min_ir_version_for``); None if an opset is newer than the table knows.
+
+    The table lists only the opsets onnx released with a new IR version; one it skips (ai.onnx 2
+    to 4) takes the entry of the next one it lists.
+
+    Examples
+    --------
+    >>> from onnx import helper
+    >>> lowest_ir_version([helper.make_opsetid("", 4)]), lowest_ir_version([helper.make_opsetid("", 21)])
+    (3, 10)
+    """
+    import onnx
+
+    listed = {domain for domain, _ in onnx.helper.OP_SET_ID_VERSION_MAP}
+    needed = 3  # the first IR version with opset imports
+    for entry in opset_import:
+        if (entry.domain or "ai.onnx") not in listed:
+            continue  # a custom domain: it asks nothing of the IR version
+        for version in range(entry.version, entry.version + 8):
+            try:
+                found = onnx.helper.find_min_ir_version_for(
+                    [onnx.helper.make_opsetid(entry.domain, version)])
+            except ValueError:  # not in the table: a skipped or a newer opset
+                continue
+            needed = max(needed, found)
+            break
+        else:
+            return None
+    return needed
+
+
 def _at_ir_version(
     model: onnx.ModelProto | bytes | str | os.PathLike[str], ir_version: int
 ) -> bytes | None:
@@ -118,8 +153,8 @@ def _at_ir_version(
     else:
         proto = onnx.ModelProto()
         proto.CopyFrom(model)
-    needed = onnx.helper.find_min_ir_version_for(list(proto.opset_import), ignore_unknown=True)
-    if needed > ir_version or proto.ir_version <= ir_version:
+    needed = lowest_ir_version(proto.opset_import)
+    if needed is None or needed > ir_version or proto.ir_version <= ir_version:
         return None
     proto.ir_version = ir_version
     try:
