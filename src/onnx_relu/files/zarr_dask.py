@@ -16,10 +16,17 @@ chunk has been written and synced; an existing ``dst`` is replaced only if it is
 
 Failures: one task per output block reads its region of ``src``, applies Relu and writes it; a
 block that cannot be read raises :class:`ChunkError` naming the block, its elements and
-``src``. When a task fails or the caller is interrupted, the remaining tasks are cancelled and
-those already running are waited for (up to :data:`DRAIN_TIMEOUT_S`) before the temporary store
-is removed, and a task that finds the store gone writes nothing, so a stopped job leaves no
-temporary store behind. A job during which no block completes for ``stall_timeout`` seconds
+``src``; a chunk that cannot be written (a full disk) raises the ``OSError`` naming the chunk's
+path. When a task fails or the caller is interrupted, the remaining tasks are cancelled and the
+temporary store is renamed away and removed. Tasks still running on the workers (which may
+outlive this process, and whose scheduler may be gone) cannot recreate it: the store is a
+:class:`~onnx_relu.files._zarr_store.FixedRootStore`, whose writes never create its root folder,
+so after the rename they fail and write nothing; nothing has to be confirmed with the workers.
+While the job runs, this process holds an ``flock`` on a lock file in the temporary store
+(:data:`~onnx_relu.files._atomic.OWNER_LOCK`); the kernel releases it when the process ends,
+however it ends, so the next job writing ``dst`` removes a temporary store whose lock is free
+(its job is over: no task of it can write into the store once it is renamed away) and leaves
+one whose lock is held (a live job's). A job during which no block completes for ``stall_timeout`` seconds
 (:data:`STALL_TIMEOUT_S` by default; workers paused because their memory passed dask's pause
 threshold never run a task) raises :class:`TimeoutError` naming the cause the scheduler
 reports. Durability costs one ``syncfs`` per worker and one here per store, not one ``fsync``
@@ -54,7 +61,6 @@ __all__ = [
     "ChunkError",
     "CONNECT_TIMEOUT_S",
     "STALL_TIMEOUT_S",
-    "DRAIN_TIMEOUT_S",
 ]
 
 #: How long to wait for a scheduler given by address before giving up.
@@ -64,11 +70,6 @@ CONNECT_TIMEOUT_S = 10
 #: than one block takes (a chunk of a few MiB: well under a second), short enough that a
 #: cluster that cannot make progress (paused workers, no workers) is reported.
 STALL_TIMEOUT_S = 300.0
-
-#: Longest wait, after a failure or an interrupt, for tasks already running on the workers to
-#: finish before the temporary store is removed.
-DRAIN_TIMEOUT_S = 30.0
-
 
 class ChunkError(InvalidTensorFileError):
     """A block of the input store could not be read (a truncated or corrupt chunk file)."""
@@ -140,9 +141,9 @@ def _relu_block(
     src: str,
 ) -> int:
     """Read block ``index`` (``region``) of ``source``, apply Relu, write it to ``target``;
-    return the bytes written. Runs on a worker. Writes nothing once the temporary store is gone
-    (``marker``, its metadata file, is missing): the job was stopped and its store removed, and
-    zarr would otherwise create the folders again."""
+    return the bytes written. Runs on a worker. Once the temporary store is gone (``marker``,
+    its metadata file, is missing) the job was stopped: the task writes nothing (its store
+    cannot create the store's folder again) and returns 0."""
     if not os.path.exists(marker):
         return 0
     try:
@@ -154,9 +155,12 @@ def _relu_block(
             f" cannot be read: {type(exc).__name__}: {exc}"
         ) from None
     block = relu(block, opset=opset)
-    if not os.path.exists(marker):
-        return 0
-    target[region] = block
+    try:
+        target[region] = block
+    except FileNotFoundError:
+        if not os.path.exists(marker):
+            return 0
+        raise
     return int(block.nbytes)
 
 
@@ -208,17 +212,11 @@ def _stall_cause(client: Any) -> str:
     return f"{len(workers)} worker(s) are running but completed no block"
 
 
-def _drain(client: Any, futures: Any, timeout: float) -> None:
-    """Cancel ``futures`` and wait (up to ``timeout`` s) until none of them is still running."""
+def _cancel(client: Any, futures: Any) -> None:
+    """Cancel ``futures`` (what has not started never runs). Tasks already running are not
+    waited for: they cannot write into the store once it is renamed away."""
     with contextlib.suppress(Exception):  # a lost scheduler: nothing more can be done
         client.cancel(futures)
-        keys = {future.key for future in futures}
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            running = {key for tasks in client.processing().values() for key in tasks}
-            if not running & keys:
-                return
-            time.sleep(0.05)
 
 
 def _gather_progress(
@@ -317,13 +315,15 @@ def relu_zarr(
     _da, distributed, zarr = _import_dask()
     from dask.delayed import delayed
 
+    from ._zarr_store import FixedRootStore
+
     src = os.path.abspath(os.fspath(src))  # workers may run elsewhere: no relative paths
     source = _open_source(zarr, src)
     check_dtype(source.dtype, opset)
     write_chunks = source.shards or source.chunks  # whole shards: no two tasks share a file
     with atomic_directory(dst, sync_tree=None) as temporary:
         target = zarr.create_array(
-            temporary,
+            FixedRootStore(temporary),
             shape=source.shape,
             dtype=source.dtype,
             chunks=source.chunks,
@@ -356,9 +356,7 @@ def relu_zarr(
                     distributed, client, futures, total, progress, stall_timeout
                 )
             except BaseException:
-                # Stop writing into the temporary store before it is removed: cancel what has
-                # not started, wait for what is running.
-                _drain(client, futures, DRAIN_TIMEOUT_S)
+                _cancel(client, futures)  # then atomic_directory renames the store away
                 raise
             if done != total:  # every block reports its bytes: a shortfall is a lost write
                 raise RuntimeError(f"only {done} of {total} bytes were written to {dst}")
