@@ -113,7 +113,9 @@ def dask_client(scheduler: str | None = None) -> Iterator[Any]:
     The LocalCluster (worker processes sized by dask for this machine, its dashboard on a
     random port of 127.0.0.1) lives only as long as the ``with`` block. Its worker processes
     import the parent's ``__main__`` module again: a script that calls this needs an
-    ``if __name__ == "__main__":`` guard.
+    ``if __name__ == "__main__":`` guard. They log nothing (the caller gets every failure as an
+    exception) and never see SIGINT (:func:`_sigint_blocked_in_new_threads`): a Ctrl-C in a
+    terminal, sent to the whole foreground process group, stops the caller, which stops them.
     """
     _da, distributed, _zarr = _import_dask()
     if scheduler:
@@ -122,13 +124,48 @@ def dask_client(scheduler: str | None = None) -> Iterator[Any]:
         ) as client:
             yield client
         return
-    with (
-        distributed.LocalCluster(
-            processes=True, dashboard_address="127.0.0.1:0", silence_logs=logging.ERROR
-        ) as cluster,
-        distributed.Client(cluster) as client,
+    with contextlib.ExitStack() as stack:
+        with _sigint_blocked_in_new_threads():
+            cluster = stack.enter_context(
+                distributed.LocalCluster(
+                    processes=True,
+                    dashboard_address="127.0.0.1:0",
+                    silence_logs=logging.CRITICAL,
+                )
+            )
+        yield stack.enter_context(distributed.Client(cluster))
+
+
+@contextlib.contextmanager
+def _sigint_blocked_in_new_threads() -> Iterator[None]:
+    """Block SIGINT in this thread while the block runs, so that the threads it starts (the
+    cluster's event loop, which starts and restarts the worker processes) keep it blocked, and
+    so do the processes they start (a blocked signal stays blocked across fork and exec, and
+    Python does not unblock it). A worker process then never gets the terminal's Ctrl-C: no
+    KeyboardInterrupt traceback of its own, no start-up message of the command it was started
+    by (it runs the command's ``__main__`` again, ``sys.argv`` included), no task cut short.
+    This thread gets a SIGINT that arrives meanwhile when the block ends: it is held pending,
+    not lost. Only where POSIX signal masks exist, from the main thread."""
+    import signal
+    import threading
+
+    if (
+        not hasattr(signal, "pthread_sigmask")
+        or threading.current_thread() is not threading.main_thread()
     ):
-        yield client
+        yield
+        return
+    from multiprocessing import resource_tracker
+
+    # multiprocessing starts its resource tracker with the first worker process, unblocking
+    # SIGINT in the starting thread afterwards (it blocks it around the tracker's start): started
+    # here first, it leaves the cluster's threads as they are.
+    resource_tracker.ensure_running()
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 def _relu_block(
