@@ -26,12 +26,12 @@ While the job runs, this process holds an ``flock`` on a lock file in the tempor
 (:data:`~onnx_relu.files._atomic.OWNER_LOCK`); the kernel releases it when the process ends,
 however it ends, so the next job writing ``dst`` removes a temporary store whose lock is free
 (its job is over: no task of it can write into the store once it is renamed away) and leaves
-one whose lock is held (a live job's). A job during which no block completes for ``stall_timeout`` seconds
-(:data:`STALL_TIMEOUT_S` by default; workers paused because their memory passed dask's pause
-threshold never run a task) raises :class:`TimeoutError` naming the cause the scheduler
-reports. Durability costs one ``syncfs`` per worker and one here per store, not one ``fsync``
-per chunk file (issue 13 measured a job 1.1-1.2 times as long as ``da.maximum`` stored to an
-uncompressed store with those).
+one whose lock is held (a live job's). A job during which no block completes for
+``stall_timeout`` seconds (:data:`STALL_TIMEOUT_S` by default; workers paused because their
+memory passed dask's pause threshold never run a task) raises :class:`TimeoutError` naming the
+cause the scheduler reports. Durability costs one ``syncfs`` per worker and one here per
+store, not one ``fsync`` per chunk file (issue 13 measured a job 1.1-1.2 times as long as
+``da.maximum`` stored to an uncompressed store with those).
 
 Types: Zarr (zarr-python 3.1, formats 2 and 3) stores float16, float32, float64, int8, int16,
 int32 and int64. It has no bfloat16 data type, so a bfloat16 tensor cannot be a Zarr store;
@@ -144,8 +144,9 @@ def _sigint_blocked_in_new_threads() -> Iterator[None]:
     Python does not unblock it). A worker process then never gets the terminal's Ctrl-C: no
     KeyboardInterrupt traceback of its own, no start-up message of the command it was started
     by (it runs the command's ``__main__`` again, ``sys.argv`` included), no task cut short.
-    This thread gets a SIGINT that arrives meanwhile when the block ends: it is held pending,
-    not lost. Only where POSIX signal masks exist, from the main thread."""
+    A SIGINT that arrives meanwhile is not lost: it stays pending until the block ends, or
+    another thread of this process takes it and Python runs the handler in this thread as
+    usual. Only where POSIX signal masks exist, from the main thread."""
     import signal
     import threading
 
@@ -343,6 +344,8 @@ def relu_zarr(
     ChunkError
         (an :class:`~onnx_relu.errors.InvalidTensorFileError`) if a block of ``src`` cannot be
         read; it names the block, its elements and ``src``.
+    OSError
+        if a chunk cannot be written on a worker (a full disk); it names the chunk's path.
     TimeoutError
         if no block completes for ``stall_timeout`` seconds, naming the cause (paused or no
         workers). In every failure ``dst`` is left as it was and no temporary store remains.
