@@ -7,7 +7,7 @@
 #   make pythons   that wheel built and tested on every CPython 3.10-3.13 found (fresh venvs)
 #   make sdist     the source distribution in dist/ (without benchmarks/results)
 #   make fuzz      the long random-layout fuzz (10^5 cases of out overlapping the input; a few minutes)
-#   make lint      ruff check and ruff format --check over src, tests, tools and benchmarks
+#   make lint      ruff check and ruff format --check over src, tests, tools, benchmarks and docs
 #   make docs      the documentation site (docs/, Sphinx) in build/docs; warnings are errors
 #   make docs-check  make docs, then the index and API pages opened in headless Chromium (screenshots)
 PYTHON ?= python3
@@ -57,7 +57,7 @@ fuzz: $(VENV)/.installed-test
 	$(PY) -m pytest tests/core/test_layout_fuzz.py -q
 
 # The folders ruff checks; its rules and line length are pyproject.toml's [tool.ruff].
-LINT_PATHS := src tests tools benchmarks
+LINT_PATHS := src tests tools benchmarks docs
 lint: $(VENV)/.installed-test
 	$(PY) -m ruff check $(LINT_PATHS)
 	$(PY) -m ruff format --check $(LINT_PATHS)

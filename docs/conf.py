@@ -16,7 +16,7 @@ sys.path.insert(0, str(Path(__file__).parent / "_ext"))
 
 project = "onnx-relu"
 author = "the onnx-relu developers"
-copyright = "the onnx-relu developers"  # noqa: A001 - the name Sphinx reads
+copyright = "the onnx-relu developers"
 release = onnx_relu.__version__
 version = release
 

@@ -34,6 +34,12 @@ logger = logging.getLogger(__name__)
 OTHER_PAGES = re.compile(r"^% onnx-relu:other-pages\s*$", flags=re.MULTILINE)
 TOCTREE = re.compile(r"^```\{toctree\}\n(.*?)^```", flags=re.MULTILINE | re.DOTALL)
 INCLUDE = re.compile(r"^% onnx-relu:include (\S+)\s*$", flags=re.MULTILINE)
+#: Files of the repository that a page of the site shows: a link to the file goes to the page.
+PAGE_OF_FILE = {
+    "README.md": "index.md",
+    "CHANGELOG.md": "changelog.md",
+    "BENCHMARKS.md": "benchmarks.md",
+}
 HEADING = re.compile(r"^(#{1,6}) ")
 FENCE = re.compile(r"^\s*(```|~~~)")
 LINK = re.compile(r"(!?)\[([^\]]*)\]\(([^)\s]+)\)")
@@ -98,8 +104,10 @@ def _check_every_subcommand_shown(app: Sphinx, env: Any) -> None:
 
     shown = set().union(*getattr(env, "onnx_relu_help_shown", {}).values())
     for command in sorted(set(_subcommands(build_parser())) - shown):
-        logger.warning("the help of 'onnx-relu %s' is on no page (add an onnx-relu-help "
-                       "directive for it)", command)
+        logger.warning(
+            "the help of 'onnx-relu %s' is on no page (add an onnx-relu-help directive for it)",
+            command,
+        )
 
 
 def _rewrite_links(text: str, source: Path, page: Path, repository: Path, docs: Path) -> str:
@@ -115,12 +123,21 @@ def _rewrite_links(text: str, source: Path, page: Path, repository: Path, docs: 
         if bang:
             if resolved.is_file():
                 return f"![{label}]({os.path.relpath(resolved, page.parent)})"
-            return (f"*({label}: the plot `{shown}` is made by the benchmark run and is not "
-                    "part of this checkout)*")
-        if resolved.is_relative_to(docs) and resolved.suffix == ".md" and resolved.is_file():
+            return (
+                f"*({label}: the plot `{shown}` is made by the benchmark run and is not "
+                "part of this checkout)*"
+            )
+        if (
+            resolved.is_relative_to(docs)
+            and resolved.suffix in (".md", ".rst")
+            and resolved.is_file()
+        ):
             return f"[{label}]({os.path.relpath(resolved, page.parent)}{hash_}{anchor})"
-        if shown is not None and str(shown) == "README.md":
-            return f"[{label}](index.md)"
+        if shown is not None and str(shown) in PAGE_OF_FILE:
+            page_file = docs / PAGE_OF_FILE[str(shown)]
+            return f"[{label}]({os.path.relpath(page_file, page.parent)}{hash_}{anchor})"
+        if shown is None:  # outside the repository: left as written
+            return match.group(0)
         # A file of the repository that is no page of the site: named, not linked.
         if label.strip("`") == str(shown):
             return f"`{shown}`"
@@ -145,14 +162,15 @@ def _consecutive_headings(text: str) -> str:
         heading = HEADING.match(line) if not in_fence else None
         if heading:
             level = min(len(heading.group(1)), previous + 1)
-            line = "#" * level + line[len(heading.group(1)):]
+            line = "#" * level + line[len(heading.group(1)) :]
             previous = level
         out.append(line)
     return "\n".join(out)
 
 
-def _undocumented_ufunc_docstring(app: Sphinx, what: str, name: str, obj: Any, options: Any,
-                                  lines: list[str]) -> None:
+def _undocumented_ufunc_docstring(
+    app: Sphinx, what: str, name: str, obj: Any, options: Any, lines: list[str]
+) -> None:
     """A ufunc's docstring is NumPy's plain text (a signature line, then prose), not
     reStructuredText: show it as it is."""
     import numpy as np
