@@ -22,11 +22,24 @@ WIDTH, HEIGHT = 1280, 1600
 
 #: page -> strings its rendered DOM must contain.
 PAGES: dict[str, tuple[str, ...]] = {
-    "index": ("<h1>onnx-relu", "Getting started", "Python API", "Command line",
-              "ONNX and onnxruntime", "Files and Dask", "Performance", "Reliability",
-              "Changelog"),
-    "api": ("<h1>Python API", 'id="onnx_relu.relu"', 'id="onnx_relu.onnx.check_model"',
-            'id="onnx_relu.files.relu_file"', 'id="onnx_relu.UnsupportedTypeError"'),
+    "index": (
+        "<h1>onnx-relu",
+        "Getting started",
+        "Python API",
+        "Command line",
+        "ONNX and onnxruntime",
+        "Files and Dask",
+        "Performance",
+        "Reliability",
+        "Changelog",
+    ),
+    "api": (
+        "<h1>Python API",
+        'id="onnx_relu.relu"',
+        'id="onnx_relu.onnx.check_model"',
+        'id="onnx_relu.files.relu_file"',
+        'id="onnx_relu.UnsupportedTypeError"',
+    ),
 }
 
 
@@ -40,8 +53,16 @@ def chromium() -> str:
 
 def run_chromium(browser: str, profile: str, *args: str) -> subprocess.CompletedProcess[str]:
     # A profile of its own (no state from other runs); no sandbox, as CI containers run as root.
-    command = [browser, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-               f"--user-data-dir={profile}", f"--window-size={WIDTH},{HEIGHT}", *args]
+    command = [
+        browser,
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--hide-scrollbars",
+        f"--user-data-dir={profile}",
+        f"--window-size={WIDTH},{HEIGHT}",
+        *args,
+    ]
     return subprocess.run(command, capture_output=True, text=True, timeout=120)
 
 
@@ -68,8 +89,10 @@ def check_page(browser: str, build: Path, page: str, expected: tuple[str, ...]) 
     with tempfile.TemporaryDirectory(prefix="onnx-relu-chromium-") as profile:
         shot = run_chromium(browser, profile, f"--screenshot={screenshot}", url)
         if not screenshot.is_file():
-            return [f"{page}: chromium wrote no screenshot (exit {shot.returncode}): "
-                    f"{shot.stderr.strip().splitlines()[-1:]}"]
+            return [
+                f"{page}: chromium wrote no screenshot (exit {shot.returncode}): "
+                f"{shot.stderr.strip().splitlines()[-1:]}"
+            ]
         dom = run_chromium(browser, profile, "--dump-dom", url).stdout
     size, inked = blank_fraction(screenshot)
     if size != (WIDTH, HEIGHT):
@@ -79,8 +102,10 @@ def check_page(browser: str, build: Path, page: str, expected: tuple[str, ...]) 
     for text in expected:
         if text not in dom:
             problems.append(f"{page}: the rendered page does not contain {text!r}")
-    print(f"check_docs: {page}: {len(dom)} characters of DOM, {inked:.1%} of the screenshot "
-          f"drawn, {screenshot}")
+    print(
+        f"check_docs: {page}: {len(dom)} characters of DOM, {inked:.1%} of the screenshot "
+        f"drawn, {screenshot}"
+    )
     return problems
 
 
@@ -94,8 +119,9 @@ def main(argv: list[str]) -> int:
         return 2
     browser = chromium()
     os.environ.setdefault("DBUS_SESSION_BUS_ADDRESS", "disabled:")
-    problems = [p for page, expected in PAGES.items() for p in check_page(browser, build, page,
-                                                                             expected)]
+    problems = [
+        p for page, expected in PAGES.items() for p in check_page(browser, build, page, expected)
+    ]
     for problem in problems:
         print(f"check_docs: {problem}", file=sys.stderr)
     return 1 if problems else 0
