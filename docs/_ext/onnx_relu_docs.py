@@ -143,12 +143,23 @@ def _rewrite_links(text: str, source: Path, page: Path, repository: Path, docs: 
             return f"`{shown}`"
         return f"{label} (`{shown}`)"
 
+    # Links outside code blocks only; a link's label may wrap onto the next line.
     out: list[str] = []
+    prose: list[str] = []
     in_fence = False
     for line in text.split("\n"):
         if FENCE.match(line):
+            if not in_fence and prose:
+                out.append(LINK.sub(replace, "\n".join(prose)))
+                prose = []
             in_fence = not in_fence
-        out.append(line if in_fence else LINK.sub(replace, line))
+            out.append(line)
+        elif in_fence:
+            out.append(line)
+        else:
+            prose.append(line)
+    if prose:
+        out.append(LINK.sub(replace, "\n".join(prose)))
     return "\n".join(out)
 
 
