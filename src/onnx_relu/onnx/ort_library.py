@@ -44,7 +44,7 @@ import sys
 import threading
 from typing import TYPE_CHECKING, Any
 
-from ..errors import InvalidModelError, ThreadCountError, UnsupportedTypeError
+from ..errors import ThreadCountError
 
 if TYPE_CHECKING:
     import onnxruntime
@@ -208,7 +208,10 @@ def ort_session_options(sess_options: onnxruntime.SessionOptions | None = None) 
 
 
 def _refuse_invalid_relus(model: Any) -> None:
-    """Raise if a Relu node of ``model`` breaks its version's rules (the library would run it)."""
+    """Raise if a Relu node of ``model`` breaks its version's rules (the library would run it):
+    the judge's findings (through check_model, which finds every Relu and its input type), all
+    but one kind."""
+    from ._rules import refusal_class
     from .check import check_model
 
     blocking = [
@@ -220,12 +223,7 @@ def _refuse_invalid_relus(model: Any) -> None:
     ]
     if not blocking:
         return
-    error = (
-        UnsupportedTypeError
-        if any(finding.kind == "type-not-allowed" for finding in blocking)
-        else InvalidModelError
-    )
-    raise error(
+    raise refusal_class([finding.kind for finding in blocking])(
         "onnx_relu.ort_session refuses the model: the onnx-relu library's Relu would run any of"
         " the eight types at any opset, so each node's Relu version is checked first, and"
         " check_model found:\n"

@@ -41,15 +41,16 @@ from onnx.reference import ReferenceEvaluator
 from onnx.reference.op_run import OpRun
 
 from .. import relu
-from ..errors import InvalidModelError, UnsupportedTypeError
+from ..errors import InvalidModelError
 from ..versions import ReluVersion, version_for_opset
 from ._rules import (
     AI_ONNX_DOMAINS,
-    arity_problems,
-    attribute_problems,
+    declared_onnx_type,
     describe_node,
+    is_relu,
+    judge_relu,
     onnx_type_of_dtype,
-    type_refusal,
+    refuse,
 )
 
 __all__ = ["Relu", "ReluReferenceEvaluator"]
@@ -82,11 +83,9 @@ class Relu(OpRun):
         self.opset: int = _ai_onnx_opset(run_params)
         #: the Relu version in force at that opset
         self.version: ReluVersion = version_for_opset(self.opset)
-        problems = arity_problems(onnx_node) + attribute_problems(
-            onnx_node, self.version, self.opset
-        )
-        if problems:
-            raise InvalidModelError(f"{_label(onnx_node)}: {'; '.join(problems)}")
+        # The node now; its input's type when it runs (the evaluator gives the op no types).
+        findings = judge_relu(onnx_node, self.opset, None, self.version)
+        refuse(_label(onnx_node), [found for found in findings if found.kind != "type-unknown"])
 
     def run(self, *args: Any, **kwargs: Any) -> Any:
         # Checked here rather than in _run: OpRun.run rewraps every TypeError raised by _run into
@@ -99,13 +98,8 @@ class Relu(OpRun):
         dtype = getattr(x, "dtype", None)
         if dtype is None:
             dtype = np.asarray(x).dtype
-        onnx_type = onnx_type_of_dtype(dtype)
-        refusal = type_refusal(onnx_type, self.version, self.opset)
-        if refusal is not None:
-            raise UnsupportedTypeError(
-                f"{_label(self.onnx_node)}: input {self.onnx_node.input[0]!r} has type"
-                f" {onnx_type}. {refusal}"
-            )
+        findings = judge_relu(self.onnx_node, self.opset, onnx_type_of_dtype(dtype), self.version)
+        refuse(_label(self.onnx_node), findings)
 
     def _run(self, x: Any, consumed_inputs: object = None) -> tuple[np.ndarray]:  # noqa: ARG002 - Relu-1's legacy attribute
         return (np.asarray(relu(x, opset=self.opset)),)
@@ -140,3 +134,28 @@ class ReluReferenceEvaluator(ReferenceEvaluator):
         others = [op for op in (new_ops or []) if op is not Relu]
         kwargs["new_ops"] = [Relu, *others]
         super().__init__(proto, *args, **kwargs)
+        if isinstance(self.proto_, onnx.ModelProto):
+            _refuse_declared_inputs(self.proto_)
+
+
+def _refuse_declared_inputs(model: onnx.ModelProto) -> None:
+    """Judge each Relu of the main graph that reads a graph input by the type that input
+    declares, as ``prepare`` does: the Relu op itself only ever sees arrays, so a declared
+    type no Relu allows (element type 0, UNDEFINED, above all) would otherwise go unnoticed."""
+    initializers = {tensor.name for tensor in model.graph.initializer}
+    declared = {
+        value.name: declared_onnx_type(value.type)
+        for value in model.graph.input
+        if value.name not in initializers
+    }
+    opset: int | None = None
+    for index, node in enumerate(model.graph.node):
+        if not (is_relu(node) and len(node.input) == 1 and node.input[0] in declared):
+            continue
+        input_type = declared[node.input[0]]
+        if input_type is None:
+            continue
+        if opset is None:
+            opset = _ai_onnx_opset({"opsets": {e.domain: e.version for e in model.opset_import}})
+        findings = judge_relu(node, opset, input_type)
+        refuse(describe_node(node, index), [f for f in findings if f.kind == "type-not-allowed"])
