@@ -438,8 +438,9 @@ class OnnxReluBackend(Backend):
         opset = _checked_node_opset(kwargs.get("opset_version", latest_onnx_opset()))
         description = _relu_description(node, 0)
         version = version_for_opset(opset)
-        # The node itself first; its input's type once the input is read.
-        _refuse_invalid(node, description, opset, version, None)
+        # Without exactly one input and one output there is no input to read; otherwise every
+        # finding is reported at once, when the input's type is known.
+        refuse(description, [f for f in judge_relu(node, opset, None, version) if f.kind == "arity"])
         (input_name,), (output_name,) = node.input, node.output
         if isinstance(inputs, Mapping):
             if set(inputs) != {input_name}:

@@ -133,8 +133,10 @@ class ReluReferenceEvaluator(ReferenceEvaluator):
     def __init__(self, proto: Any, *args: Any, new_ops: Any = None, **kwargs: Any) -> None:
         others = [op for op in (new_ops or []) if op is not Relu]
         kwargs["new_ops"] = [Relu, *others]
+        if isinstance(proto, onnx.ModelProto):  # before the ops judge their nodes alone
+            _refuse_declared_inputs(proto)
         super().__init__(proto, *args, **kwargs)
-        if isinstance(self.proto_, onnx.ModelProto):
+        if not isinstance(proto, onnx.ModelProto) and isinstance(self.proto_, onnx.ModelProto):
             _refuse_declared_inputs(self.proto_)
 
 
@@ -158,4 +160,5 @@ def _refuse_declared_inputs(model: onnx.ModelProto) -> None:
         if opset is None:
             opset = _ai_onnx_opset({"opsets": {e.domain: e.version for e in model.opset_import}})
         findings = judge_relu(node, opset, input_type)
-        refuse(describe_node(node, index), [f for f in findings if f.kind == "type-not-allowed"])
+        if any(found.kind == "type-not-allowed" for found in findings):
+            refuse(describe_node(node, index), findings)
