@@ -440,7 +440,8 @@ class OnnxReluBackend(Backend):
         version = version_for_opset(opset)
         # Without exactly one input and one output there is no input to read; otherwise every
         # finding is reported at once, when the input's type is known.
-        refuse(description, [f for f in judge_relu(node, opset, None, version) if f.kind == "arity"])
+        findings = judge_relu(node, opset, None, version)
+        refuse(description, [found for found in findings if found.kind == "arity"])
         (input_name,), (output_name,) = node.input, node.output
         if isinstance(inputs, Mapping):
             if set(inputs) != {input_name}:
