@@ -154,3 +154,35 @@ def test_attribute_of_the_wrong_kind_is_named():
     assert node.attribute[0].type == AttributeProto.FLOAT
     (finding,) = check_model(_model(node, 1, F))
     assert "must be a list of ints (INTS)" in finding.message
+
+
+def _function_model(elem_type: int, opset: int) -> onnx.ModelProto:
+    """A model whose one node calls the local function local.F, whose body is one Relu."""
+    body = helper.make_function("local", "F", ["a"], ["b"], [_node(("a",), ("b",))],
+                                opset_imports=[helper.make_opsetid("", opset)])
+    graph = helper.make_graph([helper.make_node("F", ["x"], ["y"], name="call", domain="local")],
+                              "g", [helper.make_tensor_value_info("x", elem_type, [2])],
+                              [helper.make_tensor_value_info("y", elem_type, [2])])
+    model = helper.make_model(graph, functions=[body], opset_imports=[
+        helper.make_opsetid("", opset), helper.make_opsetid("local", 1)])
+    model.ir_version = 8
+    return model
+
+
+@pytest.mark.parametrize(("elem_type", "opset"), [(TensorProto.INT8, 13), (0, 14), (0, 6)])
+def test_a_relu_inside_a_local_function_is_judged_alike_by_every_front_end_that_sees_it(
+        elem_type, opset):
+    """check_model, legalize, ort_session and ReluReferenceEvaluator judge the Relu in a local
+    function's body for each call's input type; the backend runs no functions (it refuses the
+    call node's operator); onnx's own ReferenceEvaluator runs its own Relu there (see
+    ReluReferenceEvaluator)."""
+    model = _function_model(elem_type, opset)
+    (finding,) = check_model(model)
+    assert finding.kind == "type-not-allowed"
+    assert finding.graph == "function 'local.F' called by F node 'call' (node #0)"
+    for call in (lambda: legalize(model), lambda: ort_session(model)):
+        assert str(_refusal(call)).endswith(f":\n  {finding}")
+    refused = _refusal(lambda: ReluReferenceEvaluator(model))
+    assert type(refused) is UnsupportedTypeError and str(refused) == str(finding)
+    refused = _refusal(lambda: backend.prepare(model))
+    assert str(refused).startswith("F node 'call' (node #0) is operator 'F' of domain 'local'")

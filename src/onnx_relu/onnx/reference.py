@@ -45,11 +45,10 @@ from ..errors import InvalidModelError
 from ..versions import ReluVersion, version_for_opset
 from ._rules import (
     AI_ONNX_DOMAINS,
-    declared_onnx_type,
     describe_node,
-    is_relu,
     judge_relu,
     onnx_type_of_dtype,
+    refusal_class,
     refuse,
 )
 
@@ -134,31 +133,26 @@ class ReluReferenceEvaluator(ReferenceEvaluator):
         others = [op for op in (new_ops or []) if op is not Relu]
         kwargs["new_ops"] = [Relu, *others]
         if isinstance(proto, onnx.ModelProto):  # before the ops judge their nodes alone
-            _refuse_declared_inputs(proto)
+            _refuse_judged(proto)
         super().__init__(proto, *args, **kwargs)
         if not isinstance(proto, onnx.ModelProto) and isinstance(self.proto_, onnx.ModelProto):
-            _refuse_declared_inputs(self.proto_)
+            _refuse_judged(self.proto_)
 
 
-def _refuse_declared_inputs(model: onnx.ModelProto) -> None:
-    """Judge each Relu of the main graph that reads a graph input by the type that input
-    declares, as ``prepare`` does: the Relu op itself only ever sees arrays, so a declared
-    type no Relu allows (element type 0, UNDEFINED, above all) would otherwise go unnoticed."""
-    initializers = {tensor.name for tensor in model.graph.initializer}
-    declared = {
-        value.name: declared_onnx_type(value.type)
-        for value in model.graph.input
-        if value.name not in initializers
-    }
-    opset: int | None = None
-    for index, node in enumerate(model.graph.node):
-        if not (is_relu(node) and len(node.input) == 1 and node.input[0] in declared):
-            continue
-        input_type = declared[node.input[0]]
-        if input_type is None:
-            continue
-        if opset is None:
-            opset = _ai_onnx_opset({"opsets": {e.domain: e.version for e in model.opset_import}})
-        findings = judge_relu(node, opset, input_type)
-        if any(found.kind == "type-not-allowed" for found in findings):
-            refuse(describe_node(node, index), findings)
+def _refuse_judged(model: onnx.ModelProto) -> None:
+    """Raise for what the judge finds in ``model`` (main graph, subgraphs, the bodies of the
+    local functions it calls), as check_model reports it, except a type that cannot be inferred
+    (the op judges the array it is given). The op alone never sees a declared type: element type
+    0 (UNDEFINED) on a graph input, or a forbidden type declared for a call of a local function,
+    would otherwise go unnoticed."""
+    from .check import _judged
+
+    blocking = [found for found in _judged(model)[1] if found.kind != "type-unknown"]
+    if not blocking:
+        return
+    by_node: dict[str, list[str]] = {}
+    for found in blocking:
+        by_node.setdefault(found.where, []).append(found.message)
+    raise refusal_class([found.kind for found in blocking])(
+        "\n".join(f"{where}: {'; '.join(messages)}" for where, messages in by_node.items())
+    )
