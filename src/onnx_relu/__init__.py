@@ -62,6 +62,7 @@ from .errors import (
     OnnxReluError,
     ThreadCountError,
     UnsupportedFileFormatError,
+    UnsupportedPathError,
     UnsupportedOperatorError,
     UnsupportedTypeError,
 )
@@ -95,6 +96,7 @@ __all__ = [
     "UnsupportedTypeError",
     "InvalidTensorFileError",
     "UnsupportedFileFormatError",
+    "UnsupportedPathError",
     "read_tensor",
     "write_tensor",
     "ort_library_path",

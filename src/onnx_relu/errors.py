@@ -23,6 +23,7 @@ __all__ = [
     "LegalizationError",
     "InvalidTensorFileError",
     "UnsupportedFileFormatError",
+    "UnsupportedPathError",
     "InvalidOpsetError",
     "InvalidOutputError",
     "ThreadCountError",
@@ -70,6 +71,12 @@ class InvalidTensorFileError(OnnxReluError, ValueError):
 
 class UnsupportedFileFormatError(OnnxReluError, ValueError):
     """A file name whose suffix names no tensor format onnx-relu reads or writes."""
+
+
+class UnsupportedPathError(OnnxReluError, ValueError):
+    """A path whose kind the operation cannot use: a device or a socket, a FIFO that no writer
+    (or reader) opens, closed standard input or output, or a FIFO or device as an output that
+    would have to be replaced by a regular file."""
 
 
 class InvalidOpsetError(OnnxReluError, ValueError, TypeError):

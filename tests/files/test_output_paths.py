@@ -120,7 +120,8 @@ def test_out_that_is_an_existing_folder_is_refused_naming_it(tmp_path, how):
 
 
 def test_run_output_that_is_an_existing_folder_is_one_line_naming_it(tmp_path):
-    """``run -o DIR`` writes DIR/<output name>.npy; a folder of that name is reported by name."""
+    """``run -o DIR`` writes DIR/<output name>.npy; a folder of that name is reported by name,
+    as a usage error found before the model runs."""
     onnx = pytest.importorskip("onnx")
     from tests.support.onnx_models import relu_model
 
@@ -128,5 +129,5 @@ def test_run_output_that_is_an_existing_folder_is_one_line_naming_it(tmp_path):
     write_tensor(tmp_path / "x.npy", X)
     (tmp_path / "out" / "y.npy").mkdir(parents=True)
     done = run_cli("run", "m.onnx", "-i", "x.npy", "-o", "out", cwd=tmp_path)
-    line = assert_cli_error(done, 1, "is a folder")
+    line = assert_cli_error(done, 2, "is a folder")
     assert "out/y.npy" in line and TEMP_SUFFIX not in line

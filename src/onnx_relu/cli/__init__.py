@@ -23,6 +23,8 @@ Examples
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import signal
 import sys
 from collections.abc import Callable
@@ -77,9 +79,30 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _flushed(status: int) -> int:
+    """``status``, once what was printed through ``sys.stdout`` is written; 1 if it cannot be.
+
+    Python would otherwise flush it at exit, fail on a reader that is gone ("Exception
+    ignored ... BrokenPipeError", exit 120) or report success with the output cut."""
+    if sys.stdout is None:
+        return status
+    try:
+        sys.stdout.flush()
+    except (OSError, ValueError) as exc:
+        from ._common import fail
+
+        with contextlib.suppress(OSError):  # nothing left to flush at exit
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return fail(PROG, f"cannot write standard output: {exc}", EXIT_FAILED) or status
+    return status
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the command with ``argv`` (default: ``sys.argv[1:]``); return the exit status."""
     argv = sys.argv[1:] if argv is None else list(argv)
+    from ..files.paths import hold_closed_standard_streams
+
+    hold_closed_standard_streams()  # before any file is opened: see there
     if signal.getsignal(signal.SIGINT) is _interrupted_while_the_command_starts:
         # Set by the package's import in this command's process: Ctrl-C is a KeyboardInterrupt
         # again from here on, handled below and, during the work, by run_guarded.
@@ -93,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
         except SystemExit as exc:  # argparse exits on --help, --version and usage errors
             return exc.code if isinstance(exc.code, int) else EXIT_USAGE
         handler: Callable[[argparse.Namespace], int] = getattr(args, "handler", demo.run)
-        return handler(args)
+        return _flushed(handler(args))
     except KeyboardInterrupt:
         # Ctrl-C outside a subcommand's guarded work (run_guarded turns signals into
         # Interrupted there, and removes what it was writing): while parsing, importing the

@@ -20,6 +20,7 @@ from ..errors import (
     InvalidTensorFileError,
     ModelInputError,
     UnsupportedFileFormatError,
+    UnsupportedPathError,
     UnsupportedOperatorError,
     UnsupportedTypeError,
 )
@@ -55,6 +56,7 @@ USER_ERRORS = (
     UsageError,
     UnsupportedTypeError,
     UnsupportedFileFormatError,
+    UnsupportedPathError,
     InvalidTensorFileError,
     InvalidModelError,
     ModelInputError,
@@ -63,10 +65,87 @@ USER_ERRORS = (
 
 
 def fail(prog: str, message: object, status: int) -> int:
-    """Print ``message`` as one line "PROG: error: ..." on stderr; return ``status``."""
+    """Print ``message`` as one line "PROG: error: ..." on stderr; return ``status``.
+
+    With standard error closed (or its reader gone) the line is lost, never sent elsewhere:
+    ``print(file=None)`` would write it to standard output, among the report."""
     text = " ".join(str(message).split())  # one line, whatever the exception's text
-    print(f"{prog}: error: {text}", file=sys.stderr)
+    note(f"{prog}: error: {text}")
     return status
+
+
+def note(line: str) -> None:
+    """Write ``line`` to standard error if it can be written; drop it otherwise."""
+    from ..files.paths import standard_closed, write_all
+
+    if sys.stderr is None or standard_closed(2):
+        return
+    try:
+        if _descriptor(sys.stderr) != 2:  # replaced (a test's capture, an embedding program)
+            print(line, file=sys.stderr, flush=True)
+            return
+        encoding = getattr(sys.stderr, "encoding", None) or "utf-8"
+        sys.stderr.flush()
+        write_all(2, (line + "\n").encode(encoding, "backslashreplace"))
+    except (OSError, ValueError):
+        pass  # nowhere left to say it
+
+
+def _descriptor(stream: object) -> int | None:
+    try:
+        return int(stream.fileno())  # type: ignore[attr-defined]
+    except (AttributeError, OSError, ValueError):
+        return None
+
+
+class ReportLost(Exception):
+    """Standard output cannot take the report: closed, its reader gone, a full disk or a file
+    size limit (exit status 1)."""
+
+
+def emit(line: str) -> None:
+    """Write one line of a command's report to standard output, every byte of it (short writes
+    continued, a non-blocking pipe waited on), or raise :class:`ReportLost`.
+
+    The line should already be escaped (:func:`shown`); characters the output's encoding
+    cannot hold are written as backslash escapes, never as an error."""
+    from ..files.paths import standard_closed, write_all
+
+    if sys.stdout is None or standard_closed(1):
+        raise ReportLost("standard output is closed: the report cannot be written")
+    encoding = getattr(sys.stdout, "encoding", None) or "utf-8"
+    data = (line + "\n").encode(encoding, "backslashreplace")
+    try:
+        if _descriptor(sys.stdout) != 1:  # replaced (a test's capture, an embedding program)
+            sys.stdout.write(data.decode(encoding))
+            sys.stdout.flush()
+            return
+        sys.stdout.flush()
+        write_all(1, data)
+    except BrokenPipeError:
+        raise ReportLost(
+            "standard output was closed by its reader (broken pipe): the report is incomplete"
+        ) from None
+    except OSError as exc:
+        raise ReportLost(
+            f"cannot write the report to standard output ({os_error_text(exc)}): it is"
+            " incomplete"
+        ) from None
+
+
+def shown(name: str) -> str:
+    """A name (a file, a graph value) for one line of output: as it is if printable, else
+    quoted with escapes, so that a newline or a terminal control sequence in a name can neither
+    break one line per item nor reach the terminal, and a name that is not UTF-8 (a file name
+    decoded with surrogate escapes) prints as its escapes."""
+    return name if name.isprintable() else repr(name)
+
+
+def one_line(text: str) -> str:
+    """``text`` with every non-printable character escaped (as :func:`repr` does)."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 def os_error_text(exc: OSError) -> str:
@@ -79,7 +158,7 @@ def os_error_text(exc: OSError) -> str:
 def interrupted_outside_work(prog: str) -> int:
     """Ctrl-C outside a subcommand's guarded work (argument parsing, imports, the benchmark's
     set-up and run): one line and exit 130, as for an interrupt during the work."""
-    print(f"{prog}: interrupted by SIGINT", file=sys.stderr)
+    note(f"{prog}: interrupted by SIGINT")
     return 128 + signal.SIGINT
 
 
@@ -152,10 +231,18 @@ def run_guarded(
         with signals_raise_interrupted():
             return work()
     except Interrupted as stop:
-        print(f"{prog}: interrupted by {stop.name}; {after_interrupt}", file=sys.stderr)
+        note(f"{prog}: interrupted by {stop.name}; {after_interrupt}")
         return 128 + stop.signum
     except USER_ERRORS as exc:
         return fail(prog, exc, EXIT_USAGE)
+    except ReportLost as exc:
+        return fail(prog, exc, EXIT_FAILED)
+    except BrokenPipeError:
+        return fail(
+            prog,
+            "the reader of the output went away (broken pipe): the output is incomplete",
+            EXIT_FAILED,
+        )
     except OSError as exc:
         if job is None or not _is_lost_connection(exc):
             return fail(prog, os_error_text(exc) + after_failure, EXIT_FAILED)
@@ -217,8 +304,20 @@ def check_readable(path: str, what: str, *, folder: bool = False) -> None:
         raise UsageError(f"{what} {path!r} is not readable (permission denied)")
 
 
-def check_writable_destination(path: str) -> None:
-    """OUT ``path`` can be created: its folder exists, is a folder and is writable."""
+def check_writable_destination(path: str, what: str = "OUT", *, store: bool = False) -> None:
+    """OUT ``path`` can be written: a FIFO or a character device (written through as a stream),
+    or a regular or missing file whose folder exists, is a folder and is writable. A folder,
+    block device or socket is refused (:func:`onnx_relu.files.paths.check_output_kind`).
+    ``store=True``: OUT is a folder (a Zarr store); only its parent folder is checked."""
+    from ..files.paths import check_output_kind
+
+    if not store:
+        try:
+            kind = check_output_kind(path, what)
+        except IsADirectoryError:
+            raise UsageError(f"{what} {path!r} is a folder, not a file name") from None
+        if kind.is_stream:
+            return
     target = os.path.realpath(path) if os.path.islink(path) else os.path.abspath(path)
     folder = os.path.dirname(target)  # a link is written through (see files._atomic)
     if os.path.exists(folder) and not os.path.isdir(folder):

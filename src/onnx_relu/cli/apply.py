@@ -7,7 +7,6 @@ import argparse
 import contextlib
 import logging
 import os
-import sys
 from collections.abc import Iterator
 
 from ..errors import UnsupportedFileFormatError
@@ -132,45 +131,36 @@ def _validate_stdio(args: argparse.Namespace) -> None:
         check_readable(args.input, "IN")
     if args.output != STDIO:
         tensor_format(args.output)
-        if os.path.isdir(args.output):
-            raise UsageError(f"OUT {args.output!r} is a folder, not a file name")
         check_writable_destination(args.output)
-    elif sys.stdout.isatty():
+    elif _is_terminal(1):
         raise UsageError(
             "not writing binary tensor data to a terminal: redirect standard output (> y.npy, |)"
             " or name an OUT file"
         )
 
 
-def _apply_stdio(args: argparse.Namespace) -> int:
-    """Relu of a tensor read whole from IN (a file or standard input) to OUT (the same)."""
-    from .._api import check_dtype, relu
-    from ..files.tensors import (
-        read_pb_tensor,
-        read_tensor,
-        read_tensor_stream,
-        tensor_format,
-        write_tensor,
-        write_tensor_stream,
-    )
+def _is_terminal(fd: int) -> bool:
+    try:
+        return os.isatty(fd)
+    except OSError:
+        return False  # closed: opening it says so
 
-    _validate_stdio(args)
-    if args.input == STDIO:
-        array, name, kind = read_tensor_stream(sys.stdin.buffer, args.format)
-    else:
-        kind, name = tensor_format(args.input), ""
-        if kind == "pb":
-            array, name = read_pb_tensor(args.input)
-        else:
-            array = read_tensor(args.input)
-    check_dtype(array.dtype, args.opset)
+
+def _relu_tensor(args: argparse.Namespace, progress: object = None) -> None:
+    """The one job of every apply without --dask or --in-place: IN and OUT opened once each,
+    '-' among the paths."""
+    from ..files.apply import relu_tensor
+
     with thread_limit(args.threads):
-        relu(array, out=array, opset=args.opset)  # the array is our own copy
-    if args.output == STDIO:
-        write_tensor_stream(sys.stdout.buffer, array, args.format or kind, name=name)
-    else:
-        write_tensor(args.output, array, name=name)
-    return EXIT_OK
+        relu_tensor(
+            args.input,
+            args.output,
+            opset=args.opset,
+            progress=progress,  # type: ignore[arg-type]
+            dash_is_stdio=True,
+            src_format=args.format if args.input == STDIO else None,
+            dst_format=args.format if args.output == STDIO else None,
+        )
 
 
 def _is_zarr_name(path: str) -> bool:
@@ -188,7 +178,7 @@ def _validate_dask(args: argparse.Namespace) -> None:
         if not _is_zarr_name(path):
             raise UsageError(f"with --dask, {role} must be a Zarr store named *.zarr, got {path!r}")
     check_readable(args.input, "IN", folder=True)
-    check_writable_destination(args.output)
+    check_writable_destination(args.output, store=True)
     from ..files.zarr_dask import is_zarr_store
 
     if os.path.lexists(args.output) and not (
@@ -231,27 +221,7 @@ def _validate(args: argparse.Namespace) -> None:
         if not os.access(args.input, os.W_OK):
             raise UsageError(f"--in-place: IN {args.input!r} is not writable (permission denied)")
         return
-    if os.path.isdir(args.output):
-        raise UsageError(f"OUT {args.output!r} is a folder, not a file name")
     check_writable_destination(args.output)
-    _check_pb_size(args.input, args.output)
-
-
-def _check_pb_size(source: str, output: str) -> None:
-    """A .npy too large for a .pb OUT is refused from its header, before anything is read."""
-    from ..errors import InvalidTensorFileError
-    from ..files.tensors import pb_size_refusal, read_npy_header, tensor_format
-
-    if tensor_format(source) != "npy" or tensor_format(output) != "pb":
-        return
-    try:
-        with open(source, "rb") as file:
-            header = read_npy_header(file, repr(source))
-    except (OSError, InvalidTensorFileError):
-        return  # reported, as before, when the work reads it
-    refusal = pb_size_refusal(header.nbytes, output)
-    if refusal is not None:
-        raise UsageError(refusal)
 
 
 @contextlib.contextmanager
@@ -271,7 +241,9 @@ def _apply(args: argparse.Namespace) -> int:
     from ._progress_bar import progress_bar
 
     if _uses_stdio(args):
-        return _apply_stdio(args)
+        _validate_stdio(args)
+        _relu_tensor(args)
+        return EXIT_OK
     _validate(args)
     description = f"relu {os.path.basename(args.input.rstrip('/'))}"
     with progress_bar(description, enabled=not args.quiet) as progress:
@@ -288,16 +260,13 @@ def _apply(args: argparse.Namespace) -> int:
                     stall_timeout=args.stall_timeout or STALL_TIMEOUT_S,
                 )
             return EXIT_OK
-        from ..files import relu_file
+        if args.in_place:
+            from ..files import relu_file
 
-        with thread_limit(args.threads):
-            relu_file(
-                args.input,
-                args.output,
-                opset=args.opset,
-                in_place=args.in_place,
-                progress=progress,
-            )
+            with thread_limit(args.threads):
+                relu_file(args.input, opset=args.opset, in_place=True, progress=progress)
+        else:
+            _relu_tensor(args, progress)
     return EXIT_OK
 
 

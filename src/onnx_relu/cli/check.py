@@ -20,9 +20,13 @@ from ._common import (
     UsageError,
     add_subcommand,
     check_readable,
+    emit,
     fail,
+    note,
+    one_line,
     os_error_text,
     run_guarded,
+    shown,
 )
 
 if TYPE_CHECKING:  # onnx is imported only when a model is checked
@@ -77,7 +81,7 @@ def model_paths(arguments: list[str]) -> Iterator[str]:
             found += [os.path.join(root, name) for name in sorted(files)
                       if name.lower().endswith(MODEL_SUFFIX)]
         if not found:
-            raise UsageError(f"MODEL folder {argument!r} holds no *{MODEL_SUFFIX} file")
+            raise UsageError(f"MODEL folder {shown(argument)} holds no *{MODEL_SUFFIX} file")
         yield from found
 
 
@@ -96,10 +100,24 @@ def finding_record(finding: Finding) -> dict[str, object]:
 def _check_one(path: str) -> tuple[int | None, list[Finding]]:
     """The model's ai.onnx opset and its findings; raises as ``check_model`` does."""
     check_readable(path, "MODEL")
+    check_model_path(path)
     from ..onnx import ai_onnx_opset, check_model, load_model
 
     model = load_model(path)
     return ai_onnx_opset(model), check_model(model)
+
+
+def check_model_path(path: str, what: str = "MODEL") -> None:
+    """A model is read from a regular file (it may name external data next to it): a FIFO, a
+    device or a socket is refused at once, never waited on or read without end."""
+    from ..files.paths import PathKind, describe, path_kind
+
+    kind = path_kind(path)
+    if kind not in (PathKind.REGULAR, PathKind.MISSING, PathKind.DANGLING_LINK):
+        raise UsageError(
+            f"{what} {describe(path, kind)} is not a regular file; a model is read from a"
+            " regular .onnx file"
+        )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -115,27 +133,34 @@ def run(args: argparse.Namespace) -> int:
                 counts["unreadable"] += 1
                 text = os_error_text(exc) if isinstance(exc, OSError) else str(exc)
                 if args.format == "json":
-                    print(json.dumps({"path": path, "error": " ".join(text.split())}), flush=True)
-                fail(prog, text if path in text else f"{path}: {text}", EXIT_USAGE)
+                    emit(json.dumps({"path": path, "error": " ".join(text.split())}))
+                text = one_line(text)
+                fail(prog, text if shown(path) in text else f"{shown(path)}: {text}", EXIT_USAGE)
                 continue
             counts["findings" if findings else "clean"] += 1
             if args.format == "json":
                 record = {"path": path, "opset": opset,
                           "findings": [finding_record(f) for f in findings]}
-                print(json.dumps(record), flush=True)
+                emit(json.dumps(record))
             elif findings:
                 for finding in findings:
-                    print(finding)
-                print(f"{len(findings)} finding(s) in {path}", file=sys.stderr)
+                    emit(one_line(str(finding)))
+                note(f"{len(findings)} finding(s) in {shown(path)}")
             else:
-                print(f"{path}: no findings")
-        if sys.stderr.isatty():
+                emit(f"{shown(path)}: no findings")
+        if _stderr_is_terminal():
             checked = sum(counts.values())
-            print(f"{prog}: {checked} model(s): {counts['clean']} without findings,"
-                  f" {counts['findings']} with findings, {counts['unreadable']} unreadable",
-                  file=sys.stderr)
+            note(f"{prog}: {checked} model(s): {counts['clean']} without findings,"
+                 f" {counts['findings']} with findings, {counts['unreadable']} unreadable")
         if counts["unreadable"]:
             return EXIT_USAGE
         return EXIT_FAILED if counts["findings"] else EXIT_OK
 
     return run_guarded(f"{PROG} check", work, after_interrupt="nothing was written")
+
+
+def _stderr_is_terminal() -> bool:
+    try:
+        return sys.stderr is not None and os.isatty(2)
+    except OSError:
+        return False

@@ -14,7 +14,9 @@ from ._common import (
     add_subcommand,
     check_readable,
     check_writable_destination,
+    emit,
     run_guarded,
+    shown,
 )
 
 
@@ -30,7 +32,8 @@ def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         f"  {PROG} legalize --exact model.onnx model.exact.onnx   also make float Relus exact",
     )
     parser.add_argument("model", metavar="MODEL.onnx", help="the model file")
-    parser.add_argument("output", metavar="OUT.onnx", help="where to write the new model")
+    parser.add_argument("output", metavar="OUT.onnx",
+                        help="where to write the new model; - for standard output")
     parser.add_argument("--target", choices=("onnxruntime",), default="onnxruntime",
                         help="the runtime to legalize for (default: onnxruntime)")
     parser.add_argument("--exact", action="store_true",
@@ -42,23 +45,34 @@ def run(args: argparse.Namespace) -> int:
     """Legalize the model and write it to OUT atomically."""
 
     def work() -> int:
+        from .check import check_model_path
+
         check_readable(args.model, "MODEL")
-        if os.path.isdir(args.output):
-            raise UsageError(f"OUT {args.output!r} is a folder, not a file name")
-        check_writable_destination(args.output)
+        check_model_path(args.model)
+        to_stdout = args.output == "-"
+        if to_stdout:
+            if os.isatty(1):
+                raise UsageError("not writing a binary model to a terminal: redirect standard"
+                                 " output (> OUT.onnx, |) or name an OUT file")
+        else:
+            check_writable_destination(args.output)
         from ..errors import LegalizationError
-        from ..files import atomic_file
+        from ..files.paths import open_output
         from ..onnx import legalize
 
         try:
             model = legalize(args.model, target=args.target, exact=args.exact)
         except LegalizationError as exc:
             raise UsageError(str(exc)) from None
-        _check_external_data_stays_reachable(model, args.model, args.output)
+        _check_external_data_stays_reachable(
+            model, args.model, "." if to_stdout else args.output
+        )
         data = model.SerializeToString()
-        with atomic_file(args.output) as file:
-            file.write(data)
-        print(f"wrote {args.output}")
+        # A FIFO or character device as OUT is written through; '-' is standard output.
+        with open_output(args.output, "OUT", dash_is_stdio=True) as output:
+            output.write(data)
+        if not to_stdout:
+            emit(f"wrote {shown(args.output)}")
         return EXIT_OK
 
     return run_guarded(f"{PROG} legalize", work, after_interrupt=NOT_WRITTEN,

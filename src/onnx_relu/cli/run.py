@@ -15,7 +15,9 @@ from ._common import (
     UsageError,
     add_subcommand,
     check_readable,
+    emit,
     run_guarded,
+    shown,
     thread_limit,
 )
 
@@ -100,15 +102,14 @@ def _parse_run_inputs(entries: list[str], required: list[str]) -> dict[str, str]
     return files
 
 
-def _shown(name: str) -> str:
-    """A graph value's name for the terminal: as it is if printable, else quoted with escapes
-    (a name may hold newlines or terminal control sequences, which must not reach the
-    terminal or break one line per output)."""
-    return name if name.isprintable() else repr(name)
+_shown = shown  # (the one escaping rule of every command)
 
 
 def _check_output_folder(path: str) -> None:
     """-o DIR can be created, or is a writable folder: checked before the model runs."""
+    if os.path.islink(path) and not os.path.exists(path):
+        raise UsageError(f"-o {shown(path)} is a dangling symbolic link (to"
+                         f" {os.readlink(path)!r}); give a folder")
     if os.path.exists(path) and not os.path.isdir(path):
         raise UsageError(f"-o {path!r} exists and is not a folder")
     # The nearest part of the path that exists must be a folder we may create entries in.
@@ -121,23 +122,58 @@ def _check_output_folder(path: str) -> None:
         raise UsageError(f"-o {path!r}: the folder {existing!r} is not writable")
 
 
+def _output_paths(args: argparse.Namespace, output_names: list[str]) -> list[str]:
+    """The file of each graph output in -o DIR, each checked before the model runs: a name the
+    file system can hold, and a regular file or nothing there (a folder, a FIFO or a device is
+    refused, never replaced)."""
+    from ..files.paths import check_output_kind
+
+    _check_output_folder(args.output_dir)
+    try:
+        name_max = os.pathconf(args.output_dir if os.path.isdir(args.output_dir) else ".",
+                               "PC_NAME_MAX")
+    except (OSError, ValueError):
+        name_max = 255
+    paths = []
+    used: set[str] = set()
+    for name in output_names:
+        stem = _file_name_for(name)
+        while stem in used:  # two output names that map to one file name
+            stem += "_"
+        used.add(stem)
+        file_name = f"{stem}.{args.format}"
+        if len(os.fsencode(file_name)) > name_max:
+            raise UsageError(
+                f"graph output {shown(name)} would be written to a file name of"
+                f" {len(os.fsencode(file_name))} bytes; the file system allows {name_max}"
+                " (nothing was run or written)"
+            )
+        path = os.path.join(args.output_dir, file_name)
+        try:
+            check_output_kind(path, f"output file for {shown(name)}", streams=False)
+        except IsADirectoryError:
+            raise UsageError(f"output file {path!r} for {shown(name)} is a folder") from None
+        paths.append(path)
+    return paths
+
+
 def _read_inputs(args: argparse.Namespace, required: list[str]) -> dict[str, Any]:
     from ..files import read_tensor
 
     files = _parse_run_inputs(args.inputs, required)
     for path in files.values():
         check_readable(path, "input file")
-    _check_output_folder(args.output_dir)
     return {name: read_tensor(path) for name, path in files.items()}
 
 
-def _run_backend(args: argparse.Namespace) -> tuple[list[str], list[Any]]:
+def _run_backend(args: argparse.Namespace) -> tuple[list[str], list[str], list[Any]]:
     from ..onnx.backend import prepare
 
     rep = prepare(args.model)
+    paths = _output_paths(args, list(rep.output_names))
     feeds = _read_inputs(args, [graph_input.name for graph_input in rep.required_inputs])
     with thread_limit(args.threads):
-        return list(rep.output_names), list(rep.run(feeds))
+        return list(rep.output_names), paths, list(rep.run(feeds))
 
 
 def _check_ort_feeds(session: Any, feeds: dict[str, Any]) -> None:
@@ -164,7 +200,7 @@ def _check_ort_feeds(session: Any, feeds: dict[str, Any]) -> None:
             )
 
 
-def _run_onnxruntime(args: argparse.Namespace) -> tuple[list[str], list[Any]]:
+def _run_onnxruntime(args: argparse.Namespace) -> tuple[list[str], list[str], list[Any]]:
     from ..errors import InvalidModelError, ModelInputError
     from ..onnx.ort import run_session
     from ..onnx.ort_library import ort_session
@@ -187,43 +223,62 @@ def _run_onnxruntime(args: argparse.Namespace) -> tuple[list[str], list[Any]]:
             onnxruntime.capi.onnxruntime_pybind11_state.InvalidProtobuf,
             onnxruntime.capi.onnxruntime_pybind11_state.NotImplemented) as error:
         raise InvalidModelError(f"onnxruntime cannot load {args.model!r}: {error}") from None
+    output_names = [output.name for output in session.get_outputs()]
+    for output in session.get_outputs():
+        if not str(output.type).startswith("tensor("):
+            raise InvalidModelError(
+                f"graph output {shown(output.name)} is a {output.type}, not a tensor: run writes"
+                " each output as a tensor file (.npy, .pb)"
+            )
+    paths = _output_paths(args, output_names)
     feeds = _read_inputs(args, [graph_input.name for graph_input in session.get_inputs()])
     _check_ort_feeds(session, feeds)
+    state = onnxruntime.capi.onnxruntime_pybind11_state
     try:
         outputs = run_session(session, feeds)
-    except onnxruntime.capi.onnxruntime_pybind11_state.InvalidArgument as error:
+    except state.InvalidArgument as error:
         raise ModelInputError(f"onnxruntime refused the inputs: {error}") from None
-    return [output.name for output in session.get_outputs()], outputs
+    except (state.Fail, state.RuntimeException, state.NotImplemented, state.EPFail,
+            RuntimeError) as error:
+        raise _OrtRunFailed(f"onnxruntime failed running {args.model!r}: {error}") from None
+    return output_names, paths, outputs
+
+
+class _OrtRunFailed(Exception):
+    """The model failed in onnxruntime while it ran (e.g. a Reshape to an impossible shape):
+    exit status 1, nothing written."""
 
 
 def _run_model_files(args: argparse.Namespace) -> list[str]:
     from ..files import write_tensor
+    from .check import check_model_path
 
     check_readable(args.model, "MODEL")
+    check_model_path(args.model)
     if args.engine == "onnxruntime":
-        output_names, outputs = _run_onnxruntime(args)
+        output_names, paths, outputs = _run_onnxruntime(args)
     else:
-        output_names, outputs = _run_backend(args)
+        output_names, paths, outputs = _run_backend(args)
     os.makedirs(args.output_dir, exist_ok=True)
     written = []
-    used: set[str] = set()
-    for name, value in zip(output_names, outputs, strict=True):
-        stem = _file_name_for(name)
-        while stem in used:  # two output names that map to one file name
-            stem += "_"
-        used.add(stem)
-        path = os.path.join(args.output_dir, f"{stem}.{args.format}")
+    for name, path, value in zip(output_names, paths, outputs, strict=True):
         write_tensor(path, value, name=name)
-        written.append(f"{_shown(name)} -> {path} ({value.dtype.name}, shape {value.shape})")
+        written.append(f"{_shown(name)} -> {shown(path)} ({value.dtype.name}, shape"
+                       f" {value.shape})")
     return written
 
 
 def run(args: argparse.Namespace) -> int:
     """Run the model on the input files; write each output to the output folder."""
+    from ._common import EXIT_FAILED, fail
 
     def work() -> int:
-        for line in _run_model_files(args):
-            print(line)
+        try:
+            lines = _run_model_files(args)
+        except _OrtRunFailed as exc:
+            return fail(f"{PROG} run", exc, EXIT_FAILED)
+        for line in lines:
+            emit(line)
         return EXIT_OK
 
     return run_guarded(f"{PROG} run", work,

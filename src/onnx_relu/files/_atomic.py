@@ -7,8 +7,10 @@ destination is left as it was. A process killed with SIGKILL cannot clean up: it
 hidden ``.NAME.*.onnx-relu-tmp`` entry next to the destination, never a partial destination.
 
 A destination that is a symbolic link is written through, as ``cp`` does: the temporary goes
-next to the file the link points to and replaces that file; the link stays. A destination that
-is an existing folder is refused at once (``IsADirectoryError`` naming it).
+next to the file the link points to and replaces that file; the link stays. Only a regular file
+is ever replaced: a destination that is an existing folder is refused at once
+(``IsADirectoryError`` naming it), a FIFO, a device or a socket with
+:class:`~onnx_relu.errors.UnsupportedPathError` (:mod:`.paths` writes those as streams).
 """
 
 from __future__ import annotations
@@ -100,9 +102,22 @@ def _split(path: str | os.PathLike[str]) -> tuple[str, str, str]:
 
 
 def _refuse_folder(target: str, path: str | os.PathLike[str]) -> None:
-    if os.path.isdir(target):
+    """Only a regular file (or nothing) is ever replaced: a folder, a FIFO, a device or a
+    socket is refused, whatever link leads to it."""
+    try:
+        mode = os.stat(target).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    if stat.S_ISDIR(mode):
         raise IsADirectoryError(
             errno.EISDIR, "is a folder; give the path of a file to write", os.fspath(path)
+        )
+    if not stat.S_ISREG(mode):
+        from ..errors import UnsupportedPathError
+
+        raise UnsupportedPathError(
+            f"{os.fspath(path)!r} is not a regular file (a FIFO, a device or a socket):"
+            " it is never replaced by one; write it as a stream instead"
         )
 
 
@@ -151,6 +166,7 @@ def atomic_file(path: str | os.PathLike[str]) -> Iterator[BinaryIO]:
             file.flush()
             os.fchmod(file.fileno(), mode)
             os.fsync(file.fileno())
+        _refuse_folder(target, path)  # again: it may have become a FIFO or device meanwhile
         os.replace(temporary, target)
     except BaseException:
         if owned:

@@ -29,20 +29,25 @@ from typing import BinaryIO
 import numpy as np
 
 from .. import check_dtype, relu
-from ..errors import InvalidTensorFileError
-from ._atomic import atomic_file
+from ..errors import InvalidTensorFileError, UnsupportedFileFormatError
+from .paths import STDIO, PathKind, describe, open_input, open_output, path_kind
 from .progress import Progress
 from .tensors import (
     NpyHeader,
+    _parse_pb_tensor,
+    _pb_bytes,
+    _regular_size,
+    _Rejoined,
+    _write_npy,
+    _NPY_MAGIC,
     pb_size_refusal,
+    read_npy_data,
     read_npy_header,
-    read_pb_tensor,
-    read_tensor,
+    read_pb_bytes,
     tensor_format,
-    write_tensor,
 )
 
-__all__ = ["DEFAULT_CHUNK_BYTES", "relu_file", "check_file_arguments"]
+__all__ = ["DEFAULT_CHUNK_BYTES", "relu_file", "relu_tensor", "check_file_arguments"]
 
 #: Bytes per window: large enough that per-window costs (two system calls) vanish, small
 #: enough to stay near the CPU caches and keep peak memory low.
@@ -56,13 +61,26 @@ def _windows(header: NpyHeader, chunk_bytes: int) -> Iterator[tuple[int, int]]:
         yield start, min(per_window, header.size - start)
 
 
-def _read_window(file: BinaryIO, name: str, header: NpyHeader, start: int, into: np.ndarray) -> None:
+def _read_window(
+    file: BinaryIO, name: str, header: NpyHeader, start: int, into: np.ndarray,
+    stream: bool = False,
+) -> None:
     """Fill ``into`` with the elements from ``start`` on; refuse a file that has become
-    shorter than its header says since the header was read."""
+    shorter than its header says since the header was read. A ``stream`` is read in order."""
     target = memoryview(into.view(np.uint8))  # type: ignore[arg-type]  # numpy's stubs: no Buffer
     offset = header.data_offset + start * header.dtype.itemsize
     filled = 0
     while filled < len(target):
+        if stream:
+            count = file.readinto(target[filled:])  # type: ignore[attr-defined]
+            if not count:
+                raise InvalidTensorFileError(
+                    f"{name} is truncated: its .npy header promises {header.nbytes} bytes of"
+                    f" data (shape {header.shape}, {header.dtype.name}) but only"
+                    f" {start * header.dtype.itemsize + filled} arrived"
+                )
+            filled += count
+            continue
         count = os.preadv(file.fileno(), [target[filled:]], offset + filled)
         if not count:
             size = os.fstat(file.fileno()).st_size
@@ -88,31 +106,17 @@ def _write_window(file: BinaryIO, header: NpyHeader, start: int, window: np.ndar
         data, offset = data[count:], offset + count
 
 
-def _relu_npy_to_npy(
-    src: str, dst: str, opset: int | None, chunk_bytes: int, progress: Progress | None
-) -> None:
-    with open(src, "rb") as source:
-        header = read_npy_header(source, repr(src))
-        check_dtype(header.dtype, opset)
-        source.seek(0)
-        # The header is copied verbatim: same dtype descr, shape and memory order.
-        header_bytes = source.read(header.data_offset)
-        itemsize = header.dtype.itemsize
-        buffer = np.empty(max(1, min(header.size, chunk_bytes // itemsize)), header.dtype)
-        _report(progress, 0, header.nbytes)
-        with atomic_file(dst) as target:
-            target.write(header_bytes)
-            for start, count in _windows(header, chunk_bytes):
-                window = buffer[:count]
-                _read_window(source, repr(src), header, start, window)
-                relu(window, out=window, opset=opset)
-                target.write(memoryview(window.view(np.uint8)))  # type: ignore[arg-type]
-                _report(progress, (start + count) * itemsize, header.nbytes)
-
-
 def _relu_npy_in_place(
     path: str, opset: int | None, chunk_bytes: int, progress: Progress | None
 ) -> None:
+    kind = path_kind(path)
+    if kind not in (PathKind.REGULAR, PathKind.MISSING, PathKind.DIRECTORY):
+        from ..errors import UnsupportedPathError
+
+        raise UnsupportedPathError(
+            f"in place: {describe(path, kind)} is not a regular file; only a regular .npy file"
+            " can be rewritten in place"
+        )
     with open(path, "r+b") as file:
         header = read_npy_header(file, repr(path))
         check_dtype(header.dtype, opset)
@@ -232,21 +236,104 @@ def relu_file(
         _relu_npy_in_place(src, opset, chunk_bytes, progress)
         return
     assert dst is not None  # check_file_arguments: dst is given unless in place
-    dst = os.fspath(dst)
-    if src_kind == "npy" and dst_kind == "npy":
-        _relu_npy_to_npy(src, dst, opset, chunk_bytes, progress)
-        return
-    name = ""
-    if src_kind == "pb":
-        array, name = read_pb_tensor(src)
-    else:
-        if dst_kind == "pb":  # refused before reading gigabytes that cannot be written
-            with open(src, "rb") as file:
-                header = read_npy_header(file, repr(src))
-            refusal = pb_size_refusal(header.nbytes, dst)
+    relu_tensor(src, os.fspath(dst), opset=opset, chunk_bytes=chunk_bytes, progress=progress)
+
+
+def _label(path: str, stdio: bool, standard: str) -> str:
+    return standard if stdio and path == STDIO else repr(path)
+
+
+def relu_tensor(
+    src: str,
+    dst: str,
+    *,
+    opset: int | None = None,
+    chunk_bytes: int = DEFAULT_CHUNK_BYTES,
+    progress: Progress | None = None,
+    dash_is_stdio: bool = False,
+    src_format: str | None = None,
+    dst_format: str | None = None,
+) -> None:
+    """The job of :func:`relu_file` (not in place) and of ``onnx-relu apply``, in one pass.
+
+    ``src`` is opened once and its header read once; the type and, for a ``.pb`` ``dst``, the
+    size are checked from it before ``dst`` is opened. ``.npy`` to ``.npy`` streams windows of
+    ``chunk_bytes``; anything involving ``.pb`` goes through memory (at most 2 GiB). Paths are
+    opened by :mod:`.paths`: a regular (or missing) ``dst`` is replaced atomically, a FIFO or
+    character device written through; with ``dash_is_stdio``, ``"-"`` is standard input or
+    output, whose formats are ``src_format`` (None: told from the data) and ``dst_format``
+    (None: ``src``'s).
+    """
+    src_label = _label(src, dash_is_stdio, "standard input")
+    stdin = dash_is_stdio and src == STDIO
+    with open_input(src, "IN" if dash_is_stdio else "src", dash_is_stdio=dash_is_stdio) as source:
+        if stdin:
+            start = source.read(len(_NPY_MAGIC))
+            source = _Rejoined(start, source)  # type: ignore[assignment]
+            src_kind = src_format or _sniffed(start, src_label)
+            if src_kind == "pb" and start.startswith(_NPY_MAGIC):
+                raise UnsupportedFileFormatError(
+                    f"{src_label} holds .npy data (it starts with the .npy magic string), not an"
+                    " ONNX TensorProto as the format 'pb' says"
+                )
+        else:
+            src_kind = tensor_format(src)
+        dst_kind = (
+            dst_format or src_kind if dash_is_stdio and dst == STDIO else tensor_format(dst)
+        )
+        name = ""
+        if src_kind == "npy":
+            header = read_npy_header(source, src_label)
+            check_dtype(header.dtype, opset)
+            if dst_kind == "npy":
+                _stream_npy(source, src_label, header, dst, dash_is_stdio, opset, chunk_bytes,
+                            progress)
+                return
+            refusal = pb_size_refusal(header.nbytes, dst)  # before reading what cannot be written
             if refusal is not None:
-                raise ValueError(refusal)
-        array = read_tensor(src)
-    check_dtype(array.dtype, opset)
+                raise UnsupportedFileFormatError(refusal)
+            array = read_npy_data(source, header, src_label)
+        else:
+            data = read_pb_bytes(source, src_label)
+            base = os.getcwd() if stdin else os.path.dirname(os.path.abspath(src))
+            array, name = _parse_pb_tensor(data, src_label, base)
+            check_dtype(array.dtype, opset)
     relu(array, out=array, opset=opset)  # the array is our own copy: no second buffer
-    write_tensor(dst, array, name=name)
+    if dst_kind == "pb":
+        encoded = _pb_bytes(array, _label(dst, dash_is_stdio, "standard output"), name)
+        with open_output(dst, "OUT" if dash_is_stdio else "dst", dash_is_stdio=dash_is_stdio) as output:
+            output.write(encoded)
+    else:
+        with open_output(dst, "OUT" if dash_is_stdio else "dst", dash_is_stdio=dash_is_stdio) as output:
+            _write_npy(output, array)
+
+
+def _sniffed(start: bytes, label: str) -> str:
+    if start.startswith(_NPY_MAGIC):
+        return "npy"
+    raise UnsupportedFileFormatError(
+        f"cannot tell the tensor format of {label}: "
+        + ("it is empty" if not start else "it does not start with the .npy magic string")
+        + "; .npy data is recognised, an ONNX TensorProto must be named with --format pb"
+    )
+
+
+def _stream_npy(
+    source: BinaryIO, label: str, header: NpyHeader, dst: str, dash_is_stdio: bool,
+    opset: int | None, chunk_bytes: int, progress: Progress | None,
+) -> None:
+    """``.npy`` to ``.npy`` in windows of ``chunk_bytes`` through one reused buffer; the header
+    is copied verbatim (same dtype descr, shape and memory order)."""
+    # (standard input is read in order even when it is a regular file: it may start part-way)
+    stream = _regular_size(source) is None or isinstance(source, _Rejoined)
+    itemsize = header.dtype.itemsize
+    buffer = np.empty(max(1, min(header.size, chunk_bytes // max(itemsize, 1))), header.dtype)
+    _report(progress, 0, header.nbytes)
+    with open_output(dst, "OUT" if dash_is_stdio else "dst", dash_is_stdio=dash_is_stdio) as output:
+        output.write(header.raw)
+        for start, count in _windows(header, chunk_bytes):
+            window = buffer[:count]
+            _read_window(source, label, header, start, window, stream)
+            relu(window, out=window, opset=opset)
+            output.write(memoryview(window.view(np.uint8)))  # type: ignore[arg-type]
+            _report(progress, (start + count) * itemsize, header.nbytes)

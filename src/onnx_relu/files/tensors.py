@@ -30,14 +30,14 @@ import ast
 import io
 import os
 import struct
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
 import numpy as np
 
 from ..dtypes import RELU_TYPE_BY_NAME, native
 from ..errors import InvalidTensorFileError, UnsupportedFileFormatError
-from ._atomic import atomic_file
+from .paths import open_input, open_output, read_bounded
 
 __all__ = [
     "read_tensor_stream",
@@ -97,12 +97,15 @@ class NpyHeader:
     fortran_order : bool
     data_offset : int
         Where the array's bytes start in the file.
+    raw : bytes
+        The header's bytes as read (magic string to padding), to copy verbatim.
     """
 
     shape: tuple[int, ...]
     dtype: np.dtype
     fortran_order: bool
     data_offset: int
+    raw: bytes = field(default=b"", repr=False, compare=False)
 
     @property
     def size(self) -> int:
@@ -230,18 +233,27 @@ def read_npy_header(file: BinaryIO, name: str = "the file") -> NpyHeader:
             " numpy.save never writes; store the array with its full shape instead"
         )
     _check_array_size(shape, dtype, name)
-    result = NpyHeader(shape, dtype, fortran_order, file.tell())
-    try:
-        file_size = os.fstat(file.fileno()).st_size
-    except (AttributeError, OSError, io.UnsupportedOperation):
-        file_size = None  # not a real file: the read itself will find truncation
-    if file_size is not None and file_size < result.data_offset + result.nbytes:
-        raise InvalidTensorFileError(
-            f"{name} is truncated: its header promises {result.nbytes} bytes of data"
-            f" (shape {shape}, {dtype.name}) but only {max(file_size - result.data_offset, 0)}"
-            " follow"
-        )
+    # (counted, not told: a stream cannot tell its position)
+    raw = start + length_bytes + header_bytes
+    result = NpyHeader(shape, dtype, fortran_order, len(raw), raw)
+    file_size = _regular_size(file)  # a stream: the read itself will find truncation
+    if file_size is not None:
+        follow = file_size - file.tell()
+        if follow < result.nbytes:
+            raise InvalidTensorFileError(
+                f"{name} is truncated: its header promises {result.nbytes} bytes of data"
+                f" (shape {shape}, {dtype.name}) but only {max(follow, 0)} follow"
+            )
     return result
+
+
+def _regular_size(file: BinaryIO) -> int | None:
+    """The size of ``file`` if it is a regular file, else None (a pipe, a FIFO, a BytesIO)."""
+    from .paths import is_regular
+
+    if not is_regular(file):
+        return None
+    return os.fstat(file.fileno()).st_size
 
 
 def _npy_header_bytes(array: np.ndarray) -> bytes:
@@ -261,14 +273,34 @@ def _bytes_view(array: np.ndarray) -> memoryview:
 
 
 def _read_npy(path: str) -> np.ndarray:
-    with open(path, "rb") as file:
+    with open_input(path) as file:
         return _read_npy_from(file, repr(path))
 
 
 def _read_npy_from(file: BinaryIO, label: str) -> np.ndarray:
     """The array of the ``.npy`` data that ``file`` reads from; ``label`` names it in errors."""
     header = read_npy_header(file, label)
+    return read_npy_data(file, header, label)
+
+
+def read_npy_data(file: BinaryIO, header: NpyHeader, label: str) -> np.ndarray:
+    """The array whose ``header`` was just read from ``file``: from a regular file (whose size
+    was checked against the header) into an array of the header's size; from a stream in
+    pieces, so that a header promising more than arrives costs only what arrived."""
     order = "F" if header.fortran_order else "C"
+    if _regular_size(file) is None:
+        data = bytearray()
+        while len(data) < header.nbytes:
+            piece = file.read(min(header.nbytes - len(data), 1 << 24))
+            if not piece:
+                raise InvalidTensorFileError(
+                    f"{label} is truncated: its .npy header promises {header.nbytes} bytes of"
+                    f" data (shape {header.shape}, {header.dtype.name}) but only {len(data)}"
+                    " arrived"
+                )
+            data += piece
+        flat = np.frombuffer(data, dtype=header.dtype)
+        return flat.reshape(header.shape, order=order)  # type: ignore[call-overload]
     array: np.ndarray = np.empty(header.shape, dtype=header.dtype, order=order)  # type: ignore[call-overload]
     if header.nbytes:
         target = _bytes_view(array)
@@ -281,7 +313,7 @@ def _read_npy_from(file: BinaryIO, label: str) -> np.ndarray:
     return array
 
 
-def _write_npy(file: BinaryIO, array: np.ndarray) -> None:
+def _write_npy(file: Any, array: np.ndarray) -> None:
     if array.dtype.hasobject:
         raise TypeError("a .npy tensor file cannot hold Python objects")
     if not array.dtype.isnative and native(array.dtype) == _BFLOAT16:
@@ -290,9 +322,30 @@ def _write_npy(file: BinaryIO, array: np.ndarray) -> None:
         array = array.astype(_BFLOAT16, order="K")
     if not (array.flags.c_contiguous or array.flags.f_contiguous):
         array = np.ascontiguousarray(array)
-    file.write(_npy_header_bytes(array))
+    _write_to(file, _npy_header_bytes(array))
     if array.size:
-        file.write(_bytes_view(array))
+        _write_to(file, _bytes_view(array))
+
+
+def _write_to(file: Any, data: bytes | memoryview) -> None:
+    """Every byte of ``data`` to ``file``: an :class:`~.paths.Output`, a file object with a
+    descriptor (flushed, then written with :func:`~.paths.write_all`, which finishes short
+    writes), or any object with ``write`` (``io.BytesIO``)."""
+    from .paths import Output, write_all
+
+    if isinstance(file, Output):
+        file.write(data)
+        return
+    try:
+        fd = file.fileno()
+    except (AttributeError, OSError, io.UnsupportedOperation):
+        view = memoryview(data).cast("B")
+        while view:  # a raw file may take part of a write
+            count = file.write(view)
+            view = view[len(view) if count is None else count:]
+        return
+    file.flush()
+    write_all(fd, data)
 
 
 def _import_onnx() -> tuple[Any, Any]:
@@ -338,15 +391,21 @@ def _check_int32_data_range(onnx: Any, tensor: Any, label: str) -> None:
 def read_pb_tensor(path: str | os.PathLike[str]) -> tuple[np.ndarray, str]:
     """Read a ``.pb`` file holding one ONNX ``TensorProto``: its values and its name."""
     path = os.fspath(path)
-    with open(path, "rb") as file:
-        size = os.fstat(file.fileno()).st_size
-        if size >= PROTOBUF_MESSAGE_LIMIT:  # protobuf would call it corrupt, after reading it all
-            raise InvalidTensorFileError(
-                f"{path!r} is {size} bytes: protobuf reads no message of 2 GiB or more, so no"
-                " ONNX TensorProto (.pb) can be that large; store such a tensor as .npy"
-            )
-        data = file.read()
+    with open_input(path) as file:
+        data = read_pb_bytes(file, repr(path))
     return _parse_pb_tensor(data, repr(path), os.path.dirname(os.path.abspath(path)))
+
+
+def read_pb_bytes(file: BinaryIO, label: str) -> bytes:
+    """All of ``file``, refused past protobuf's limit (a regular file from its size, a stream
+    once that much has arrived: a stream without an end costs at most 2 GiB)."""
+    try:
+        return read_bounded(file, PROTOBUF_MESSAGE_LIMIT - 1, label)
+    except ValueError as exc:
+        raise InvalidTensorFileError(
+            f"{exc}: protobuf reads no message of 2 GiB or more, so no ONNX TensorProto (.pb)"
+            " can be that large; store such a tensor as .npy"
+        ) from None
 
 
 def _parse_pb_tensor(data: bytes, label: str, base_dir: str) -> tuple[np.ndarray, str]:
@@ -467,24 +526,60 @@ def read_tensor_stream(file: BinaryIO, kind: str | None = None, *,
             f"unknown tensor format {kind!r}: the formats are 'npy' (NumPy) and 'pb' (ONNX"
             " TensorProto)"
         )
-    data = file.read()
+    start = file.read(len(_NPY_MAGIC))
     if kind is None:
-        if not data.startswith(_NPY_MAGIC):
+        if not start.startswith(_NPY_MAGIC):
             raise UnsupportedFileFormatError(
                 f"cannot tell the tensor format of {label}: "
-                + ("it is empty" if not data else "it does not start with the .npy magic string")
+                + ("it is empty" if not start else "it does not start with the .npy magic string")
                 + "; .npy data is recognised, an ONNX TensorProto must be named with --format pb"
             )
         kind = "npy"
     if kind == "npy":
-        return _read_npy_from(io.BytesIO(data), label), "", kind
-    if data.startswith(_NPY_MAGIC):  # protobuf might parse these bytes into a wrong tensor
+        return _read_npy_from(_Rejoined(start, file), label), "", kind
+    if start.startswith(_NPY_MAGIC):  # protobuf might parse these bytes into a wrong tensor
         raise UnsupportedFileFormatError(
             f"{label} holds .npy data (it starts with the .npy magic string), not an ONNX"
             " TensorProto as the format 'pb' says"
         )
+    data = start + read_pb_bytes(file, label)
+    if len(data) >= PROTOBUF_MESSAGE_LIMIT:
+        raise InvalidTensorFileError(f"{label} holds more than {PROTOBUF_MESSAGE_LIMIT - 1} bytes:"
+                                     " protobuf reads no message of 2 GiB or more")
     array, name = _parse_pb_tensor(data, label, os.getcwd())
     return array, name, kind
+
+
+class _Rejoined:
+    """``file`` with the bytes ``start`` already read from it put back in front (a stream
+    cannot seek back); ``regular`` and ``fileno`` are ``file``'s."""
+
+    def __init__(self, start: bytes, file: BinaryIO) -> None:
+        self._start = start
+        self._file = file
+        self.regular = _regular_size(file) is not None
+
+    def read(self, size: int = -1) -> bytes:
+        if not self._start:
+            return self._file.read(size)
+        if size < 0:
+            data, self._start = self._start + self._file.read(), b""
+            return data
+        data, self._start = self._start[:size], self._start[size:]
+        if len(data) < size:
+            data += self._file.read(size - len(data))
+        return data
+
+    def readinto(self, buffer: Any) -> int:
+        data = self.read(len(memoryview(buffer).cast("B")))
+        memoryview(buffer).cast("B")[: len(data)] = data
+        return len(data)
+
+    def fileno(self) -> int:
+        return self._file.fileno()
+
+    def tell(self) -> int:
+        return self._file.tell() - len(self._start)
 
 
 def write_tensor_stream(file: BinaryIO, array: np.ndarray, kind: str, *, name: str = "") -> None:
@@ -505,13 +600,14 @@ def write_tensor_stream(file: BinaryIO, array: np.ndarray, kind: str, *, name: s
     if kind == "npy":
         _write_npy(file, array)
     elif kind == "pb":
-        file.write(_pb_bytes(array, "standard output", name))
+        _write_to(file, _pb_bytes(array, "standard output", name))
     else:
         raise UnsupportedFileFormatError(
             f"unknown tensor format {kind!r}: the formats are 'npy' (NumPy) and 'pb' (ONNX"
             " TensorProto)"
         )
-    file.flush()
+    if not hasattr(file, "fd"):  # (an Output has nothing to flush)
+        file.flush()
 
 
 def read_tensor(path: str | os.PathLike[str]) -> np.ndarray:
@@ -589,9 +685,9 @@ def write_tensor(path: str | os.PathLike[str], array: object, *, name: str = "")
     if kind == "npy":
         if array.dtype.hasobject:
             raise TypeError("a .npy tensor file cannot hold Python objects")
-        with atomic_file(path) as file:
-            _write_npy(file, array)
+        with open_output(path) as output:
+            _write_npy(output, array)
     else:
         data = _pb_bytes(array, path, name)
-        with atomic_file(path) as file:
-            file.write(data)
+        with open_output(path) as output:
+            output.write(data)
