@@ -46,7 +46,7 @@ import select
 import stat
 import time
 from collections.abc import Iterator
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from ..errors import UnsupportedPathError
 from ._atomic import atomic_file
@@ -238,7 +238,7 @@ def open_input(
     """
     path = os.fspath(path)
     kind = path_kind(path, dash_is_stdio=dash_is_stdio)
-    file: BinaryIO
+    file: Any
     if kind is PathKind.STDIO:
         if standard_closed(0):
             raise UnsupportedPathError(f"{what} is standard input ('-'), which is closed")
@@ -255,12 +255,12 @@ def open_input(
         except BaseException:
             os.close(fd)
             raise
-        file = io.BufferedReader(_Prefixed(prefix, fd))  # type: ignore[assignment]
+        file = io.BufferedReader(_Prefixed(prefix, fd))
         regular = False
     else:
         file = open(path, "rb")  # noqa: SIM115 - closed below
         regular = True
-    file.regular = regular  # type: ignore[attr-defined]
+    file.regular = regular
     with file:
         yield file
 

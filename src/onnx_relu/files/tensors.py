@@ -299,8 +299,9 @@ def read_npy_data(file: BinaryIO, header: NpyHeader, label: str) -> np.ndarray:
                     " arrived"
                 )
             data += piece
-        flat = np.frombuffer(data, dtype=header.dtype)
-        return flat.reshape(header.shape, order=order)  # type: ignore[call-overload]
+        flat: np.ndarray = np.frombuffer(data, dtype=header.dtype)
+        shaped: np.ndarray = flat.reshape(header.shape, order=order)  # type: ignore[call-overload]
+        return shaped
     array: np.ndarray = np.empty(header.shape, dtype=header.dtype, order=order)  # type: ignore[call-overload]
     if header.nbytes:
         target = _bytes_view(array)
@@ -536,7 +537,7 @@ def read_tensor_stream(file: BinaryIO, kind: str | None = None, *,
             )
         kind = "npy"
     if kind == "npy":
-        return _read_npy_from(_Rejoined(start, file), label), "", kind
+        return _read_npy_from(_Rejoined(start, file), label), "", kind  # type: ignore[arg-type]
     if start.startswith(_NPY_MAGIC):  # protobuf might parse these bytes into a wrong tensor
         raise UnsupportedFileFormatError(
             f"{label} holds .npy data (it starts with the .npy magic string), not an ONNX"
