@@ -316,6 +316,7 @@ def test_onnxruntime_failures_are_one_line(tmp_path):
     done = run_plain(("run", "bad.onnx", "-i", "x.npy", "-o", "out", "--engine", "onnxruntime"),
                      cwd=tmp_path)
     done.assert_one_line_failure(1, "onnxruntime failed running")
+    assert len(done.stderr.splitlines()) == 1, done.stderr  # onnxruntime's own log is off
     assert not (tmp_path / "out").exists() or not os.listdir(tmp_path / "out")
     done = run_plain(("run", "seq.onnx", "-i", "x.npy", "-o", "out", "--engine", "onnxruntime"),
                      cwd=tmp_path)

@@ -212,7 +212,7 @@ def _run_onnxruntime(args: argparse.Namespace) -> tuple[list[str], list[str], li
             "--engine onnxruntime needs onnxruntime: pip install \"onnx-relu[ort]\""
         ) from None
     options = onnxruntime.SessionOptions()
-    options.log_severity_level = 3  # its errors still raise; warnings would clutter stderr
+    options.log_severity_level = 4  # its errors still raise, and are reported in one line
     if args.threads is not None:
         options.intra_op_num_threads = args.threads
     try:
