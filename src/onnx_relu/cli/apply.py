@@ -179,12 +179,11 @@ def _validate_dask(args: argparse.Namespace) -> None:
             raise UsageError(f"with --dask, {role} must be a Zarr store named *.zarr, got {path!r}")
     check_readable(args.input, "IN", folder=True)
     check_writable_destination(args.output, store=True)
-    from ..files.zarr_dask import is_zarr_store
+    from ..files._atomic import store_replacement_refusal
 
-    if os.path.lexists(args.output) and not (
-        os.path.isdir(args.output) and is_zarr_store(args.output)
-    ):
-        raise UsageError(f"OUT {args.output!r} exists and is not a Zarr store; not replacing it")
+    refusal = store_replacement_refusal(args.output)
+    if refusal is not None:
+        raise UsageError(f"OUT {refusal}")
 
 
 def _validate(args: argparse.Namespace) -> None:

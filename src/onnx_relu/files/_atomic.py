@@ -23,7 +23,14 @@ import time
 from collections.abc import Callable, Iterator
 from typing import BinaryIO
 
-__all__ = ["TEMP_SUFFIX", "atomic_file", "atomic_directory", "remove_abandoned_temporaries"]
+__all__ = [
+    "TEMP_SUFFIX",
+    "atomic_file",
+    "atomic_directory",
+    "remove_abandoned_temporaries",
+    "is_zarr_store",
+    "store_replacement_refusal",
+]
 
 #: Suffix of every temporary file or folder this module creates.
 TEMP_SUFFIX = ".onnx-relu-tmp"
@@ -314,6 +321,33 @@ def _owner_lock(temporary: str) -> Iterator[Callable[[], None]]:
         os.close(fd)
 
 
+def is_zarr_store(path: str | os.PathLike[str]) -> bool:
+    """True if ``path`` is a folder holding Zarr (format 2 or 3) metadata.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> folder = tempfile.mkdtemp()
+    >>> is_zarr_store(folder)
+    False
+    >>> open(os.path.join(folder, "zarr.json"), "w").close()
+    >>> is_zarr_store(folder)
+    True
+    """
+    return any(
+        os.path.isfile(os.path.join(path, marker)) for marker in ("zarr.json", ".zarray", ".zgroup")
+    )
+
+
+def store_replacement_refusal(path: str | os.PathLike[str]) -> str | None:
+    """Why :func:`atomic_directory` would not replace ``path``, or None if it would: only a
+    missing path or an existing Zarr store is ever replaced by a folder (the one rule, which
+    ``onnx-relu apply --dask`` checks before the job starts)."""
+    if os.path.lexists(path) and not (os.path.isdir(path) and is_zarr_store(path)):
+        return f"{os.fspath(path)!r} exists and is not a Zarr store; not replacing it"
+    return None
+
+
 @contextlib.contextmanager
 def atomic_directory(
     path: str | os.PathLike[str], *, sync_tree: Callable[[str], None] | None = _fsync_tree
@@ -332,10 +366,8 @@ def atomic_directory(
     """
     import shutil  # here, not at the top: importing the file layer stays fast
 
-    from .zarr_dask import is_zarr_store  # (here: zarr_dask itself imports this module)
-
     target, folder, name = _split(path)
-    if os.path.lexists(target) and not (os.path.isdir(target) and is_zarr_store(target)):
+    if store_replacement_refusal(target) is not None:
         raise FileExistsError(f"{target} exists and is not a Zarr store; refusing to replace it")
     remove_abandoned_temporaries(target)  # else every killed or stopped job's store stays
     mode = _final_mode(target, 0o777)

@@ -51,7 +51,7 @@ from typing import Any
 
 from .. import check_dtype, relu
 from ..errors import InvalidTensorFileError
-from ._atomic import atomic_directory
+from ._atomic import atomic_directory, is_zarr_store
 from .progress import Progress
 
 __all__ = [
@@ -73,24 +73,6 @@ STALL_TIMEOUT_S = 300.0
 
 class ChunkError(InvalidTensorFileError):
     """A block of the input store could not be read (a truncated or corrupt chunk file)."""
-
-
-def is_zarr_store(path: str | os.PathLike[str]) -> bool:
-    """True if ``path`` is a folder holding Zarr (format 2 or 3) metadata.
-
-    Examples
-    --------
-    >>> import os, tempfile
-    >>> folder = tempfile.mkdtemp()
-    >>> is_zarr_store(folder)
-    False
-    >>> open(os.path.join(folder, "zarr.json"), "w").close()
-    >>> is_zarr_store(folder)
-    True
-    """
-    return any(
-        os.path.isfile(os.path.join(path, marker)) for marker in ("zarr.json", ".zarray", ".zgroup")
-    )
 
 
 def _import_dask() -> tuple[Any, Any, Any]:
