@@ -5,7 +5,10 @@ written (``pip install "onnx-relu[onnx]"``), and :func:`relu_zarr` imports dask,
 zarr when it runs (``pip install "onnx-relu[dask]"``). Importing this package imports none of
 them.
 
-- :func:`read_tensor`, :func:`write_tensor` (:mod:`.tensors`): ``.npy`` and ``.pb``, bit for bit.
+- :func:`read_tensor`, :func:`write_tensor` (:mod:`.tensors`): ``.npy`` (:mod:`.npy`) and
+  ``.pb`` (:mod:`.pb`), bit for bit.
+- :mod:`.paths`: what a path is (regular file, missing, ``-``, FIFO, device, folder) and what
+  reading and writing it does; every reader and writer opens its paths there.
 - :func:`relu_file` (:mod:`.apply`): Relu of a whole file, out of core for ``.npy``, or in place.
 - :func:`relu_zarr` (:mod:`.zarr_dask`): Relu of a Zarr store on a Dask cluster.
 - :data:`Progress` (:mod:`.progress`): the ``progress(done_bytes, total_bytes)`` callback type.

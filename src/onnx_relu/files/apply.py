@@ -32,20 +32,16 @@ from .. import check_dtype, relu
 from ..errors import InvalidTensorFileError, UnsupportedFileFormatError
 from .paths import STDIO, PathKind, describe, open_input, open_output, path_kind
 from .progress import Progress
-from .tensors import (
-    NpyHeader,
-    _parse_pb_tensor,
-    _pb_bytes,
-    _regular_size,
-    _Rejoined,
-    _write_npy,
+from .npy import (
     _NPY_MAGIC,
-    pb_size_refusal,
+    NpyHeader,
+    _regular_size,
+    _write_npy,
     read_npy_data,
     read_npy_header,
-    read_pb_bytes,
-    tensor_format,
 )
+from .pb import _parse_pb_tensor, _pb_bytes, pb_size_refusal, read_pb_bytes
+from .tensors import _Rejoined, tensor_format
 
 __all__ = ["DEFAULT_CHUNK_BYTES", "relu_file", "relu_tensor", "check_file_arguments"]
 

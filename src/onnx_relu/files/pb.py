@@ -1,0 +1,156 @@
+"""``.pb`` (ONNX ``TensorProto``) tensor data: read bounded by protobuf's 2 GiB limit, parsed and
+checked, and encoded. Needs the ``onnx`` package, imported when a ``.pb`` is read or written.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, BinaryIO
+
+import numpy as np
+
+from ..dtypes import native
+from ..errors import InvalidTensorFileError
+from .npy import _BFLOAT16
+from .paths import open_input, read_bounded
+
+__all__ = ["read_pb_tensor", "read_pb_bytes", "pb_size_refusal", "PROTOBUF_MESSAGE_LIMIT",
+           "PB_DATA_LIMIT"]
+
+
+def _import_onnx() -> tuple[Any, Any]:
+    try:
+        import onnx
+        from onnx import numpy_helper
+    except ImportError as exc:
+        raise ModuleNotFoundError(
+            f".pb tensor files need the onnx package ({exc}); install it with"
+            ' pip install "onnx-relu[onnx]"'
+        ) from exc
+    return onnx, numpy_helper
+
+
+def _check_int32_data_range(onnx: Any, tensor: Any, label: str) -> None:
+    """Types narrower than 32 bits keep typed values in ``int32_data``; onnx's decoder casts
+    them without a check (300 in an int8 tensor reads as 44), so a value the type cannot hold
+    marks the file corrupt."""
+    kinds = {
+        onnx.TensorProto.INT8: (-(2**7), 2**7 - 1),
+        onnx.TensorProto.INT16: (-(2**15), 2**15 - 1),
+        onnx.TensorProto.UINT8: (0, 2**8 - 1),
+        onnx.TensorProto.UINT16: (0, 2**16 - 1),
+        onnx.TensorProto.FLOAT16: (0, 2**16 - 1),  # the bits of each value, as uint16
+        onnx.TensorProto.BFLOAT16: (0, 2**16 - 1),
+    }
+    bounds = kinds.get(tensor.data_type)
+    if bounds is None or not len(tensor.int32_data):
+        return
+    values = np.asarray(tensor.int32_data, dtype=np.int64)
+    outside = values[(values < bounds[0]) | (values > bounds[1])]
+    if outside.size:
+        type_name = onnx.helper.tensor_dtype_to_string(tensor.data_type).lower().replace(
+            "tensorproto.", ""
+        )
+        raise InvalidTensorFileError(
+            f"{label}: the TensorProto's int32_data holds {int(outside[0])}, which"
+            f" is outside the range of {type_name} ({bounds[0]}..{bounds[1]}"
+            f"{', its bits as uint16' if 'float' in type_name else ''}); the file is corrupt"
+        )
+
+
+def read_pb_tensor(path: str | os.PathLike[str]) -> tuple[np.ndarray, str]:
+    """Read a ``.pb`` file holding one ONNX ``TensorProto``: its values and its name."""
+    path = os.fspath(path)
+    with open_input(path) as file:
+        data = read_pb_bytes(file, repr(path))
+    return _parse_pb_tensor(data, repr(path), os.path.dirname(os.path.abspath(path)))
+
+
+def read_pb_bytes(file: BinaryIO, label: str) -> bytes:
+    """All of ``file``, refused past protobuf's limit (a regular file from its size, a stream
+    once that much has arrived: a stream without an end costs at most 2 GiB)."""
+    try:
+        return read_bounded(file, PROTOBUF_MESSAGE_LIMIT - 1, label)
+    except ValueError as exc:
+        raise InvalidTensorFileError(
+            f"{exc}: protobuf reads no message of 2 GiB or more, so no ONNX TensorProto (.pb)"
+            " can be that large; store such a tensor as .npy"
+        ) from None
+
+
+def _parse_pb_tensor(data: bytes, label: str, base_dir: str) -> tuple[np.ndarray, str]:
+    """The values and name of the serialized TensorProto ``data``; ``label`` names it in errors,
+    ``base_dir`` is where its external data would be."""
+    onnx, numpy_helper = _import_onnx()
+    if not data:
+        raise InvalidTensorFileError(f"{label} is empty: it holds no ONNX TensorProto")
+    tensor = onnx.TensorProto()
+    try:
+        tensor.ParseFromString(data)
+    except Exception as exc:  # protobuf's DecodeError; its module path varies by backend
+        raise InvalidTensorFileError(
+            f"{label} is not a valid ONNX TensorProto (corrupt or truncated: {exc})"
+        ) from None
+    if tensor.data_type == onnx.TensorProto.UNDEFINED:
+        raise InvalidTensorFileError(
+            f"{label} is not an ONNX TensorProto: it names no element type (is it a model or"
+            " another kind of protobuf?)"
+        )
+    if any(extent < 0 for extent in tensor.dims):
+        raise InvalidTensorFileError(
+            f"{label}: the TensorProto's dims {list(tensor.dims)} include a negative extent"
+        )
+    _check_int32_data_range(onnx, tensor, label)
+    try:
+        array = numpy_helper.to_array(tensor, base_dir=base_dir)
+    except Exception as exc:  # ValueError, TypeError, KeyError, OSError from onnx's decoder
+        raise InvalidTensorFileError(
+            f"{label}: the TensorProto's data cannot be decoded ({type(exc).__name__}: {exc})"
+        ) from None
+    if tensor.data_type == onnx.TensorProto.BFLOAT16 and array.dtype != _BFLOAT16:
+        # onnx < 1.18 returns its own uint16-based bfloat16 type: same bits, reinterpret them.
+        array = array.view(np.uint16).view(_BFLOAT16)
+    if not array.flags.writeable:  # numpy_helper returns a view of the protobuf's bytes
+        array = array.copy()
+    return array, tensor.name
+
+
+#: Protobuf parses and serializes no message of this size or more (2 GiB).
+PROTOBUF_MESSAGE_LIMIT = 1 << 31
+
+#: The largest tensor data a .pb file is written with: protobuf serializes no message of 2 GiB
+#: or more, and the TensorProto needs a few bytes besides its data (name, dims, type).
+PB_DATA_LIMIT = PROTOBUF_MESSAGE_LIMIT - (1 << 16)
+
+
+def pb_size_refusal(nbytes: int, path: str) -> str | None:
+    """Why ``nbytes`` of tensor data cannot go into the .pb file ``path``, or None if they can."""
+    if nbytes <= PB_DATA_LIMIT:
+        return None
+    return (
+        f"cannot write {path!r}: an ONNX TensorProto (.pb) holds at most 2 GiB (protobuf's"
+        f" limit on one message) and this tensor has {nbytes} bytes; write it as .npy instead"
+    )
+
+
+def _pb_bytes(array: np.ndarray, path: str, name: str) -> bytes:
+    refusal = pb_size_refusal(array.nbytes, path)
+    if refusal is not None:  # before building a message protobuf cannot encode
+        raise ValueError(refusal)
+    _onnx, numpy_helper = _import_onnx()
+    if not array.dtype.isnative:  # TensorProto data is little-endian; onnx wants native input
+        array = array.astype(native(array.dtype))
+    try:
+        tensor = numpy_helper.from_array(array, name=name)
+    except (ValueError, TypeError, KeyError) as exc:
+        raise TypeError(f"cannot store {array.dtype} in an ONNX TensorProto: {exc}") from None
+    from google.protobuf.message import EncodeError
+
+    try:
+        data: bytes = tensor.SerializeToString()
+        return data
+    except (ValueError, EncodeError) as exc:  # protobuf refuses messages over 2 GiB
+        raise ValueError(
+            f"cannot write {path!r}: an ONNX TensorProto holds at most 2 GiB and this tensor"
+            f" has {array.nbytes} bytes; write it as .npy instead ({exc})"
+        ) from None
