@@ -104,3 +104,29 @@ def test_header_checks_see_truncation_before_writing(tmp_path):
     with pytest.raises(InvalidTensorFileError, match="truncated"):
         relu_file(tmp_path / "x.npy", tmp_path / "y.npy")
     assert os.listdir(tmp_path) == ["x.npy"]
+
+
+@pytest.mark.parametrize("out_name", ["y.npy", "y.pb", "-"])
+def test_apply_opens_and_parses_in_once(tmp_path, out_name):
+    """``onnx-relu apply x.npy OUT`` opens x.npy once (its header is read from that one open
+    file), whatever OUT's format, '-' included: counted with an audit hook on ``open``."""
+    import subprocess
+    import sys
+
+    if out_name == "y.pb":
+        pytest.importorskip("onnx")
+    write_tensor(tmp_path / "x.npy", values("float32"))
+    script = (
+        "import os, sys\n"
+        "opens = []\n"
+        "def hook(event, args):\n"
+        "    if event == 'open' and isinstance(args[0], str) and args[0].endswith('x.npy'):\n"
+        "        opens.append(args[0])\n"
+        "sys.addaudithook(hook)\n"
+        "from onnx_relu.cli import main\n"
+        "status = main(['apply', '-q', 'x.npy', sys.argv[1]])\n"
+        "print(len(opens), status, file=sys.stderr)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script, out_name], cwd=tmp_path,
+                          capture_output=True, timeout=120)
+    assert done.stderr.decode().split() == ["1", "0"], done.stderr
