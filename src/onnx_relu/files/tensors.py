@@ -265,7 +265,9 @@ def write_tensor(path: str | os.PathLike[str], array: object, *, name: str = "")
     Parameters
     ----------
     path : str or os.PathLike
-        The suffix chooses the format: ``.npy`` or ``.pb``. An existing file is replaced.
+        The suffix chooses the format: ``.npy`` or ``.pb``. An existing regular file is
+        replaced atomically; a FIFO or a character device is written through as a stream
+        (see :mod:`onnx_relu.files.paths`), never replaced.
     array : array_like
     name : str, optional
         The TensorProto's name (``.pb`` only).
