@@ -31,7 +31,15 @@ from collections.abc import Callable
 
 from .. import __version__, _interrupted_while_the_command_starts
 from . import apply, bench, check, demo, legalize, run
-from ._common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, PROG, interrupted_outside_work
+from ._common import (
+    EXIT_FAILED,
+    EXIT_OK,
+    EXIT_USAGE,
+    PROG,
+    complete_standard_output,
+    fail,
+    interrupted_outside_work,
+)
 
 __all__ = ["main", "build_parser", "EXIT_OK", "EXIT_FAILED", "EXIT_USAGE"]
 
@@ -89,8 +97,6 @@ def _flushed(status: int) -> int:
     try:
         sys.stdout.flush()
     except (OSError, ValueError) as exc:
-        from ._common import fail
-
         with contextlib.suppress(OSError):  # nothing left to flush at exit
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return fail(PROG, f"cannot write standard output: {exc}", EXIT_FAILED) or status
@@ -103,6 +109,11 @@ def main(argv: list[str] | None = None) -> int:
     from ..files.paths import hold_closed_standard_streams
 
     hold_closed_standard_streams()  # before any file is opened: see there
+    with complete_standard_output():
+        return _main(argv)
+
+
+def _main(argv: list[str]) -> int:
     if signal.getsignal(signal.SIGINT) is _interrupted_while_the_command_starts:
         # Set by the package's import in this command's process: Ctrl-C is a KeyboardInterrupt
         # again from here on, handled below and, during the work, by run_guarded.
@@ -116,7 +127,13 @@ def main(argv: list[str] | None = None) -> int:
         except SystemExit as exc:  # argparse exits on --help, --version and usage errors
             return exc.code if isinstance(exc.code, int) else EXIT_USAGE
         handler: Callable[[argparse.Namespace], int] = getattr(args, "handler", demo.run)
-        return _flushed(handler(args))
+        try:
+            return _flushed(handler(args))
+        except BrokenPipeError:  # a command that prints without run_guarded (the demo)
+            with contextlib.suppress(OSError):
+                os.dup2(os.open(os.devnull, os.O_WRONLY), 1)  # nothing left to flush at exit
+            return fail(PROG, "the reader of the output went away (broken pipe): the output"
+                        " is incomplete", EXIT_FAILED)
     except KeyboardInterrupt:
         # Ctrl-C outside a subcommand's guarded work (run_guarded turns signals into
         # Interrupted there, and removes what it was writing): while parsing, importing the

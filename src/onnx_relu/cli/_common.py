@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import io
 import os
 import signal
 import sys
@@ -131,6 +132,61 @@ def emit(line: str) -> None:
             f"cannot write the report to standard output ({os_error_text(exc)}): it is"
             " incomplete"
         ) from None
+
+
+class _CompleteWriter(io.RawIOBase):
+    """Descriptor ``fd`` as a binary stream whose ``write`` writes every byte
+    (:func:`onnx_relu.files.paths.write_all`): short writes continued, a full non-blocking pipe
+    waited on. Python's own standard output drops the rest of a short write when it is
+    unbuffered (``PYTHONUNBUFFERED=1``) and raises ``BlockingIOError`` on a full non-blocking
+    pipe when it is buffered."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data: object) -> int:
+        from ..files.paths import write_all
+
+        view = memoryview(data).cast("B")  # type: ignore[arg-type]
+        write_all(self._fd, view)
+        return len(view)
+
+    def fileno(self) -> int:
+        return self._fd
+
+    def isatty(self) -> bool:
+        return os.isatty(self._fd)
+
+    def close(self) -> None:  # the descriptor stays open: it is the process's standard output
+        super().close()
+
+
+@contextlib.contextmanager
+def complete_standard_output() -> Iterator[None]:
+    """Inside the block, ``sys.stdout`` writes every byte it is given (see
+    :class:`_CompleteWriter`), with its encoding, error handler and line buffering kept; the
+    original comes back (flushed) when the block ends. The command's ``main`` runs in it."""
+    stdout = sys.stdout
+    if not isinstance(stdout, io.TextIOWrapper) or _descriptor(stdout) != 1:
+        yield  # closed, or replaced by an embedding program or a test's capture
+        return
+    stdout.flush()
+    unbuffered = isinstance(stdout.buffer, io.RawIOBase)
+    complete = io.TextIOWrapper(
+        _CompleteWriter(1), encoding=stdout.encoding, errors=stdout.errors,
+        line_buffering=stdout.line_buffering, write_through=unbuffered,
+    )
+    sys.stdout = complete
+    try:
+        yield
+    finally:
+        if sys.stdout is complete:
+            sys.stdout = stdout
+        with contextlib.suppress(OSError, ValueError):
+            complete.flush()
 
 
 def shown(name: str) -> str:
