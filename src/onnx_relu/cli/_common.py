@@ -175,7 +175,7 @@ def complete_standard_output() -> Iterator[None]:
         return
     stdout.flush()
     unbuffered = isinstance(stdout.buffer, io.RawIOBase)
-    complete = io.TextIOWrapper(
+    complete = io.TextIOWrapper(  # type: ignore[type-var]  # (a raw stream is fine)
         _CompleteWriter(1), encoding=stdout.encoding, errors=stdout.errors,
         line_buffering=stdout.line_buffering, write_through=unbuffered,
     )
