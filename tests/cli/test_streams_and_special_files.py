@@ -322,3 +322,17 @@ def test_onnxruntime_failures_are_one_line(tmp_path):
                      cwd=tmp_path)
     done.assert_one_line_failure(2, "not a tensor")
     assert not (tmp_path / "out").exists() or not os.listdir(tmp_path / "out")
+
+
+def test_load_model_refuses_fifos_and_devices_at_once(tmp_path):
+    """The library's model loader (``check_model``, ``prepare``, ``legalize`` take paths): a
+    FIFO or a link to /dev/zero is refused at once, not waited on or read without end."""
+    pytest.importorskip("onnx")
+    from onnx_relu.errors import UnsupportedPathError
+    from onnx_relu.onnx import check_model
+
+    os.mkfifo(tmp_path / "m.onnx")
+    os.symlink("/dev/zero", tmp_path / "zero.onnx")
+    for name, kind in (("m.onnx", "FIFO"), ("zero.onnx", "character device")):
+        with pytest.raises(UnsupportedPathError, match=kind):
+            check_model(str(tmp_path / name))

@@ -59,8 +59,10 @@ __all__ = [
 def load_model(model_or_path: object) -> onnx.ModelProto:
     """A ModelProto from a ModelProto, a path (str or os.PathLike) or the serialized bytes.
 
-    Raises OSError (e.g. FileNotFoundError) for a file that cannot be opened, and
-    InvalidModelError (a ValueError) for content that is not a readable ONNX model.
+    Raises OSError (e.g. FileNotFoundError) for a file that cannot be opened,
+    UnsupportedPathError for a path that is not a regular file (a FIFO would be waited on, a
+    device such as /dev/zero read without end), and InvalidModelError (a ValueError) for
+    content that is not a readable ONNX model.
     """
     from google.protobuf.message import DecodeError
 
@@ -71,6 +73,7 @@ def load_model(model_or_path: object) -> onnx.ModelProto:
     elif isinstance(model_or_path, (str, os.PathLike)):
         path = os.fspath(model_or_path)
         source = f"file {path!r}"
+        _refuse_special_file(path)
         with open(model_or_path, "rb") as stream:
             size = os.fstat(stream.fileno()).st_size
             if size >= PROTOBUF_MESSAGE_LIMIT:  # protobuf would call it corrupt after reading it
@@ -100,6 +103,18 @@ def load_model(model_or_path: object) -> onnx.ModelProto:
     if source.startswith("file"):
         _load_external_data(model, os.path.dirname(os.path.abspath(path)), source)
     return model
+
+
+def _refuse_special_file(path: str) -> None:
+    from ..errors import UnsupportedPathError
+    from ..files.paths import PathKind, describe, path_kind
+
+    kind = path_kind(path)
+    if kind in (PathKind.FIFO, PathKind.CHARACTER_DEVICE, PathKind.BLOCK_DEVICE, PathKind.SOCKET):
+        raise UnsupportedPathError(
+            f"model {describe(path, kind)} is not a regular file; a model is read from a regular"
+            " file (its external data is named relative to its folder)"
+        )
 
 
 #: Protobuf serializes no message of this size or more (2 GiB): a model whose external data
