@@ -14,6 +14,7 @@ import pkgutil
 import pytest
 
 import onnx_relu
+from tests.support.optional import HAVE_ONNXRUNTIME, NO_ONNXRUNTIME, ONNXRUNTIME_MODULES
 
 MODULES = sorted(
     ["onnx_relu"]
@@ -27,6 +28,8 @@ MODULES = sorted(
 
 @pytest.mark.parametrize("name", MODULES)
 def test_docstring_examples_run(name):
+    if name in ONNXRUNTIME_MODULES and not HAVE_ONNXRUNTIME:
+        pytest.skip(f"{name}'s examples run onnxruntime: {NO_ONNXRUNTIME}")
     module = importlib.import_module(name)
     before = onnx_relu.get_num_threads()
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
