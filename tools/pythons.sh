@@ -134,7 +134,7 @@ make_313t() {
     log "3.13t: building CPython $version with --disable-gil into $prefix (once; ~15 min on 2 cores)"
     (
         cd "$src"
-        ./configure --disable-gil --prefix="$prefix" --without-ensurepip \
+        ./configure --disable-gil --disable-test-modules --prefix="$prefix" --without-ensurepip \
             >"$build/configure.log" 2>&1
         make -j"$(nproc)" >"$build/make.log" 2>&1
         make install DESTDIR="$build/dest" >"$build/install.log" 2>&1
