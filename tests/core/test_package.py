@@ -1,6 +1,7 @@
 """The package as installed: import cost, the main job, docstring and README examples."""
 
 import doctest
+import importlib.util
 import subprocess
 import sys
 
@@ -62,6 +63,8 @@ def test_docstring_examples_run(module):
 
 
 def test_readme_examples_run():
+    if importlib.util.find_spec("dask") is None:
+        pytest.skip("the README's examples use dask, not installed (no wheel for this Python yet)")
     failures, attempted = doctest.testfile(str(README), module_relative=False,
                                            optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     assert attempted >= 10 and failures == 0
