@@ -17,8 +17,8 @@
 #    if `import onnx_relu` turns the GIL back on (a single-phase C module), the tests run with
 #    PYTHON_GIL=0 and the summary says so; the GIL state after the import is always reported.
 # The test extra is installed from wheels only (uv --no-build). Where an optional dependency has
-# no wheel for a Python (onnxruntime on 3.15, zarr's numcodecs on 3.15, distributed's msgpack on
-# 3.13t), the extra's requirements are installed one by one, those that cannot be are named in
+# no wheel for a Python (onnxruntime and zarr's numcodecs on 3.15; dask, distributed and zarr on
+# 3.13t, for want of free-threaded pyyaml and msgpack wheels), the extra's requirements are installed one by one, those that cannot be are named in
 # the summary, and the tests needing them must skip (naming what is missing), never error.
 # uv (UV, default .venv/bin/uv: `make pythons` installs it) makes the venvs, builds and installs,
 # from its cache (~/.cache/uv, kept between runs; shared with the sid root). PYTHON_JOBS
