@@ -14,7 +14,7 @@ import pkgutil
 import pytest
 
 import onnx_relu
-from tests.support.optional import HAVE_ONNXRUNTIME, NO_ONNXRUNTIME, ONNXRUNTIME_MODULES
+from tests.support.optional import skip_unless_module_can_run
 
 MODULES = sorted(
     ["onnx_relu"]
@@ -28,8 +28,7 @@ MODULES = sorted(
 
 @pytest.mark.parametrize("name", MODULES)
 def test_docstring_examples_run(name):
-    if name in ONNXRUNTIME_MODULES and not HAVE_ONNXRUNTIME:
-        pytest.skip(f"{name}'s examples run onnxruntime: {NO_ONNXRUNTIME}")
+    skip_unless_module_can_run(name)
     module = importlib.import_module(name)
     before = onnx_relu.get_num_threads()
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)

@@ -7,7 +7,7 @@ import importlib
 
 import pytest
 
-from tests.support.optional import HAVE_ONNXRUNTIME, NO_ONNXRUNTIME, ONNXRUNTIME_MODULES
+from tests.support.optional import skip_unless_module_can_run
 
 MODULES = ["onnx_relu.backend", "onnx_relu.onnx", "onnx_relu.onnx._models", "onnx_relu.onnx._rules",
            "onnx_relu.onnx.backend", "onnx_relu.onnx.check", "onnx_relu.onnx.legalization",
@@ -16,8 +16,7 @@ MODULES = ["onnx_relu.backend", "onnx_relu.onnx", "onnx_relu.onnx._models", "onn
 
 @pytest.mark.parametrize("name", MODULES)
 def test_docstring_examples(name):
-    if name in ONNXRUNTIME_MODULES and not HAVE_ONNXRUNTIME:
-        pytest.skip(f"{name}'s examples run onnxruntime: {NO_ONNXRUNTIME}")
+    skip_unless_module_can_run(name)
     module = importlib.import_module(name)
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     assert result.attempted > 0 and result.failed == 0
