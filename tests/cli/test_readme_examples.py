@@ -76,7 +76,8 @@ def test_model_examples_run(tmp_path):
 
 
 def test_dask_example_runs_on_a_local_cluster(tmp_path):
-    zarr = pytest.importorskip("zarr", reason="zarr is not installed (no wheel for this Python yet)")
+    zarr = pytest.importorskip(
+        "zarr", reason="zarr is not installed (no wheel for this Python yet)")
     values = np.array([[-1.5, 2.0], [np.inf, -0.0]], dtype=np.float64)
     store = zarr.create_array(tmp_path / "in.zarr", shape=values.shape, chunks=(1, 2),
                               dtype=values.dtype)

@@ -71,7 +71,8 @@ DOCUMENTS = [README] + sorted(
 @pytest.mark.parametrize("path", DOCUMENTS, ids=lambda path: path.name)
 def test_readme_and_docs_examples_run(path):
     if "import dask" in path.read_text("utf-8") and importlib.util.find_spec("dask") is None:
-        pytest.skip(f"{path.name}'s examples use dask, not installed (no wheel for this Python yet)")
+        pytest.skip(f"{path.name}'s examples use dask,"
+                    " not installed (no wheel for this Python yet)")
     failures, attempted = doctest.testfile(str(path), module_relative=False,
                                            optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     assert attempted > 0 and failures == 0

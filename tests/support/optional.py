@@ -28,4 +28,5 @@ def skip_unless_module_can_run(name: str) -> None:
     """Skip the calling test if module ``name``'s examples need a package not installed here."""
     needed = MODULE_NEEDS.get(name)
     if needed is not None and importlib.util.find_spec(needed) is None:
-        pytest.skip(f"{name}'s examples need {needed}, not installed (no wheel for this Python yet)")
+        pytest.skip(f"{name}'s examples need {needed},"
+                    " not installed (no wheel for this Python yet)")
