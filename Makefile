@@ -4,7 +4,8 @@
 #   make sanitize  the C kernel built with ASan + UBSan, swept over sizes/offsets/types/layouts
 #   make typecheck mypy --strict over the package and tests/typing
 #   make wheel     the manylinux wheel for the .venv's Python in dist/ (built, repaired, checked)
-#   make pythons   that wheel built and tested on every CPython 3.10-3.13 found (fresh venvs)
+#   make pythons   the wheel built and tested on CPython 3.11-3.15 and free-threaded 3.13t
+#                  (fresh venvs; the interpreters provided by tools/pythons.sh, see docs/pythons.md)
 #   make sdist     the source distribution in dist/ (without benchmarks/results)
 #   make fuzz      the long random-layout fuzz (10^5 cases of out overlapping the input; a few minutes)
 #   make lint      ruff check and ruff format --check over src, tests, tools, benchmarks and docs
@@ -41,8 +42,9 @@ wheel: $(VENV)/.installed-dev
 	rm -f dist/onnx_relu-*.whl
 	tools/build_wheel.sh $(PY) dist
 
-# Every CPython 3.10-3.13 found (pyenv or PATH); a missing one fails (ALLOW_MISSING_PYTHONS=1
-# reports it and goes on). See tools/test_pythons.sh for the test subset and profile.
+# CPython 3.11-3.15 and 3.13t (tools/pythons.sh provides them: a cold run makes the sid root and
+# builds 3.13t, cached outside the clone); a missing one fails (ALLOW_MISSING_PYTHONS=1 reports it
+# and goes on). See tools/test_pythons.sh for the test subset and profile.
 pythons: $(VENV)/.installed-dev
 	tools/test_pythons.sh
 

@@ -14,6 +14,7 @@ import pkgutil
 import pytest
 
 import onnx_relu
+from tests.support.optional import skip_unless_module_can_run
 
 MODULES = sorted(
     ["onnx_relu"]
@@ -27,6 +28,7 @@ MODULES = sorted(
 
 @pytest.mark.parametrize("name", MODULES)
 def test_docstring_examples_run(name):
+    skip_unless_module_can_run(name)
     module = importlib.import_module(name)
     before = onnx_relu.get_num_threads()
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)

@@ -1,6 +1,7 @@
 """The package as installed: import cost, the main job, docstring and README examples."""
 
 import doctest
+import importlib.util
 import subprocess
 import sys
 
@@ -69,6 +70,9 @@ DOCUMENTS = [README] + sorted(
 
 @pytest.mark.parametrize("path", DOCUMENTS, ids=lambda path: path.name)
 def test_readme_and_docs_examples_run(path):
+    if "import dask" in path.read_text("utf-8") and importlib.util.find_spec("dask") is None:
+        pytest.skip(f"{path.name}'s examples use dask,"
+                    " not installed (no wheel for this Python yet)")
     failures, attempted = doctest.testfile(str(path), module_relative=False,
                                            optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     assert attempted > 0 and failures == 0

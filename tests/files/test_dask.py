@@ -6,20 +6,26 @@ from __future__ import annotations
 import resource
 from pathlib import Path
 
-import dask
-import dask.array as da
 import ml_dtypes
 import numpy as np
 import pytest
-import zarr
-from distributed import Client, LocalCluster
 
-from onnx_relu import UnsupportedTypeError, relu
-from onnx_relu.files.zarr_dask import relu_zarr
-from tests.support.cli import run_cli
-from tests.support.dtypes import TYPE_NAMES, relu_type
-from tests.support.oracle import expected_relu, same_bits
-from tests.support.values import mixed_values
+# Dask, distributed and Zarr are the `dask` extra; a Python without their wheels skips this file.
+for _module in ("dask", "distributed", "zarr"):
+    pytest.importorskip(_module,
+                        reason=f"{_module} is not installed (no wheel for this Python yet)")
+
+import dask  # noqa: E402
+import dask.array as da  # noqa: E402
+import zarr  # noqa: E402
+from distributed import Client, LocalCluster  # noqa: E402
+
+from onnx_relu import UnsupportedTypeError, relu  # noqa: E402
+from onnx_relu.files.zarr_dask import relu_zarr  # noqa: E402
+from tests.support.cli import run_cli  # noqa: E402
+from tests.support.dtypes import TYPE_NAMES, relu_type  # noqa: E402
+from tests.support.oracle import expected_relu, same_bits  # noqa: E402
+from tests.support.values import mixed_values  # noqa: E402
 
 ZARR_TYPE_NAMES = [name for name in TYPE_NAMES if name != "bfloat16"]
 

@@ -7,6 +7,8 @@ import importlib
 
 import pytest
 
+from tests.support.optional import skip_unless_module_can_run
+
 MODULES = ["onnx_relu.backend", "onnx_relu.onnx", "onnx_relu.onnx._models", "onnx_relu.onnx._rules",
            "onnx_relu.onnx.backend", "onnx_relu.onnx.check", "onnx_relu.onnx.legalization",
            "onnx_relu.onnx.probe", "onnx_relu.onnx.ort", "onnx_relu.onnx.reference"]
@@ -14,6 +16,7 @@ MODULES = ["onnx_relu.backend", "onnx_relu.onnx", "onnx_relu.onnx._models", "onn
 
 @pytest.mark.parametrize("name", MODULES)
 def test_docstring_examples(name):
+    skip_unless_module_can_run(name)
     module = importlib.import_module(name)
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     assert result.attempted > 0 and result.failed == 0

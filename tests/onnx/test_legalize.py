@@ -8,6 +8,11 @@ import onnx
 import pytest
 from onnx import TensorProto, helper
 
+from tests.support.optional import NO_ONNXRUNTIME
+
+# legalize probes onnxruntime for what it runs: every test here needs it.
+pytest.importorskip("onnxruntime", reason=NO_ONNXRUNTIME)
+
 from onnx_relu import check_model, legalize
 from onnx_relu.onnx.ort import inference_session, run_model
 from onnx_relu.errors import InvalidModelError, LegalizationError

@@ -12,11 +12,11 @@ import onnx
 import pytest
 
 from onnx_relu import backend
-from onnx_relu.onnx.ort import inference_session, run_session
 from onnx_relu.errors import UnsupportedTypeError
 from tests.support.dtypes import ONNX_NAMES, RELU_TYPES, relu_type
 from tests.support.onnx_models import BOUNDARY_OPSETS, allowed_types, relu_model, sample_values
-from tests.support.onnxruntime_reach import onnxruntime_refusal
+from tests.support.onnxruntime_reach import onnxruntime_refusal, ort_helpers
+from tests.support.optional import needs_onnxruntime
 from tests.support.oracle import as_bits, expected_relu
 
 ALL_CASES = [(t, opset) for opset in BOUNDARY_OPSETS for t in ONNX_NAMES]
@@ -109,13 +109,13 @@ def _ort_outcome(onnx_type: str, opset: int):
         x = np.concatenate([x[: 8 * (x.size // 8)], _float16_tail_nans()])
     model = relu_model(onnx_type, opset, shape=x.shape)
     try:
-        session = inference_session(model)
+        session = ort_helpers().inference_session(model)
     except Exception as error:  # noqa: BLE001 - onnxruntime's exception classes are its own
         first_line = str(error).splitlines()[0]
         assert ("NOT_IMPLEMENTED" in first_line or "INVALID_GRAPH" in first_line
                 or onnxruntime_refusal(opset) is not None), first_line  # an opset it predates
         return ("not run", first_line)
-    (y,) = run_session(session, {"x": x})
+    (y,) = ort_helpers().run_session(session, {"x": x})
     assert y.dtype == x.dtype and y.shape == x.shape
     expected = expected_relu(x)
     tail_start = x.size - x.size % 8
@@ -133,6 +133,7 @@ def _ort_outcome(onnx_type: str, opset: int):
     return ("ran", differences, x.size)
 
 
+@needs_onnxruntime
 def test_onnxruntime_agrees_with_the_semantics_except_documented_differences():
     outcomes = {case: _ort_outcome(*case) for case in ORT_CASES}
     ran = {case for case, outcome in outcomes.items() if outcome[0] == "ran"}

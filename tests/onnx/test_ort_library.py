@@ -17,22 +17,25 @@ import threading
 import ml_dtypes
 import numpy as np
 import onnx
-import onnxruntime
 import pytest
-from onnx import TensorProto, helper
 
-import onnx_relu
-from onnx_relu.errors import InvalidModelError, ThreadCountError, UnsupportedTypeError
-from onnx_relu.onnx.ort import inference_session, lowest_ir_version, run_session
-from onnx_relu.onnx.ort_library import (
+# Every test here runs the library inside onnxruntime; some Pythons have no onnxruntime wheel.
+onnxruntime = pytest.importorskip(
+    "onnxruntime", reason="onnxruntime is not installed (it has no wheel for this Python yet)")
+from onnx import TensorProto, helper  # noqa: E402
+
+import onnx_relu  # noqa: E402
+from onnx_relu.errors import InvalidModelError, ThreadCountError, UnsupportedTypeError  # noqa: E402
+from onnx_relu.onnx.ort import inference_session, lowest_ir_version, run_session  # noqa: E402
+from onnx_relu.onnx.ort_library import (  # noqa: E402
     ORT_LIBRARY_API_VERSION,
     ort_library_num_threads,
     set_ort_library_nt_threshold,
     set_ort_library_num_threads,
 )
-from tests.support import REPOSITORY
-from tests.support.dtypes import ONNX_NAMES, relu_type
-from tests.support.onnx_models import (
+from tests.support import REPOSITORY  # noqa: E402
+from tests.support.dtypes import ONNX_NAMES, relu_type  # noqa: E402
+from tests.support.onnx_models import (  # noqa: E402
     LATEST_OPSET,
     allowed_types,
     graph_model,
@@ -40,8 +43,8 @@ from tests.support.onnx_models import (
     sample_values,
     value_info,
 )
-from tests.support.onnxruntime_reach import skip_if_onnxruntime_predates
-from tests.support.oracle import as_bits, expected_relu, mismatch_report
+from tests.support.onnxruntime_reach import skip_if_onnxruntime_predates  # noqa: E402
+from tests.support.oracle import as_bits, expected_relu, mismatch_report  # noqa: E402
 
 ALL_OPSETS = range(1, LATEST_OPSET + 1)
 ALLOWED_CASES = [(t, opset) for opset in ALL_OPSETS for t in ONNX_NAMES if t in allowed_types(opset)]

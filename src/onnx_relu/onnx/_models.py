@@ -91,7 +91,9 @@ def load_model(model_or_path: object) -> onnx.ModelProto:
     model = onnx.ModelProto()
     try:
         model.ParseFromString(data)
-    except DecodeError as error:
+    except (DecodeError, UnicodeDecodeError) as error:
+        # protobuf's pure-Python parser (the only one on some Pythons, e.g. free-threaded 3.13)
+        # raises UnicodeDecodeError for a string field that is not UTF-8.
         raise InvalidModelError(f"{source} is not a readable ONNX model: {error}") from None
     # Protobuf parses many byte strings (the empty one included) into some message: a real
     # model has an IR version and a graph.
