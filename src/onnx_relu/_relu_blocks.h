@@ -7,7 +7,7 @@
  * 0.28-0.62 of relu(x, out=y). Keeping freed blocks and handing them out again makes the
  * steady state as fast as out=.
  *
- * The NumPy module (_relu_numpy.c) serves these functions to NumPy as a memory handler
+ * The NumPy module (_relu_memory.c) serves these functions to NumPy as a memory handler
  * (NEP 49), set only around the allocation of relu's output: every array remembers its handler
  * and is freed through it, so only those outputs come from and go back to the cache.
  *
