@@ -22,7 +22,8 @@ import numpy as np
 import pytest
 
 from onnx_relu import relu, relu_ufunc
-from onnx_relu.tuning import cache_info, configure_from_environment, release_cache, set_cache_limits
+from onnx_relu._environment import configure_from_environment
+from onnx_relu.tuning import cache_info, release_cache, set_cache_limits
 from tests.support.dtypes import RELU_DTYPES
 from tests.support.oracle import as_bits, expected_relu
 from tests.support.values import mixed_values

@@ -20,8 +20,8 @@ import numpy as np
 import pytest
 
 import onnx_relu
+from onnx_relu._environment import configure_from_environment
 from onnx_relu.tuning import (
-    configure_from_environment,
     copy_ceiling,
     default_num_threads,
     kernel_tuning,

@@ -27,7 +27,8 @@ import signal
 import sys
 from collections.abc import Callable
 
-from .. import __version__, _interrupted_while_the_command_starts
+from .. import __version__
+from .._command_start import interrupted_while_the_command_starts
 from . import apply, bench, check, demo, legalize, run
 from ._common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, PROG, interrupted_outside_work
 
@@ -80,7 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Run the command with ``argv`` (default: ``sys.argv[1:]``); return the exit status."""
     argv = sys.argv[1:] if argv is None else list(argv)
-    if signal.getsignal(signal.SIGINT) is _interrupted_while_the_command_starts:
+    if signal.getsignal(signal.SIGINT) is interrupted_while_the_command_starts:
         # Set by the package's import in this command's process: Ctrl-C is a KeyboardInterrupt
         # again from here on, handled below and, during the work, by run_guarded.
         signal.signal(signal.SIGINT, signal.default_int_handler)
