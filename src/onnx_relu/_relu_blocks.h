@@ -20,7 +20,9 @@
  * if that fails, the idle blocks are released and the mapping is tried once more before NULL
  * (NumPy then raises MemoryError).
  *
- * Thread-safe (one mutex; unmapping happens outside it); fork-safe (pthread_atfork: the child
+ * Thread-safe without the GIL (one mutex guards the idle list and the statistics; the cap and
+ * the minimum are atomics, written under it and read without it by every allocating call;
+ * unmapping happens outside it); fork-safe (pthread_atfork: the child
  * keeps the idle blocks, which are its own copy-on-write mappings, with a fresh mutex).
  */
 #ifndef RELU_BLOCKS_H

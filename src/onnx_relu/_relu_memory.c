@@ -4,6 +4,8 @@
  */
 #include "_relu_module.h"
 
+#include <stdatomic.h>
+
 #include "_relu_blocks.h"
 
 
@@ -40,8 +42,10 @@ static PyDataMem_Handler relu_mem_handler = {
     {NULL, relu_handler_malloc, relu_handler_calloc, relu_handler_realloc, relu_handler_free},
 };
 
-/* The handler as a capsule (made at import, never freed: arrays keep a reference to it). */
-static PyObject *relu_mem_handler_capsule = NULL;
+/* The handler as a capsule: made by the first execution of the module, then never freed
+ * (arrays keep a reference to it) nor replaced; read without a lock by every allocating call,
+ * published with release/acquire so that a reader sees the capsule complete. */
+static _Atomic(PyObject *) relu_mem_handler_capsule = NULL;
 
 /* At the very end of the interpreter (after every array it frees while finalising): off and
  * empty, so nothing stays mapped by the cache. */
@@ -52,19 +56,25 @@ relu_cache_at_exit(void)
 }
 
 int
+relu_memory_process_init(void)
+{
+    return relu_blocks_init() == 0 && Py_AtExit(relu_cache_at_exit) == 0 ? 0 : -1;
+}
+
+int
 relu_memory_init(void)
 {
-    if (relu_blocks_init() != 0) {
-        PyErr_SetString(PyExc_ImportError, "onnx_relu._relu: pthread_atfork failed");
+    if (atomic_load_explicit(&relu_mem_handler_capsule, memory_order_acquire) != NULL) {
+        return 0;
+    }
+    PyObject *capsule = PyCapsule_New(&relu_mem_handler, "mem_handler", NULL);
+    if (capsule == NULL) {
         return -1;
     }
-    relu_mem_handler_capsule = PyCapsule_New(&relu_mem_handler, "mem_handler", NULL);
-    if (relu_mem_handler_capsule == NULL) {
-        return -1;
-    }
-    if (Py_AtExit(relu_cache_at_exit) < 0) {
-        PyErr_SetString(PyExc_ImportError, "onnx_relu._relu: no room for an exit handler");
-        return -1;
+    PyObject *expected = NULL;
+    if (!atomic_compare_exchange_strong_explicit(&relu_mem_handler_capsule, &expected, capsule,
+                                                 memory_order_acq_rel, memory_order_acquire)) {
+        Py_DECREF(capsule); /* another execution made it first */
     }
     return 0;
 }
@@ -91,7 +101,8 @@ relu_py_empty_like(PyObject *NPY_UNUSED(self), PyObject *arg)
         !(PyArray_IS_C_CONTIGUOUS(x) || PyArray_IS_F_CONTIGUOUS(x))) {
         Py_RETURN_NONE;
     }
-    PyObject *previous = PyDataMem_SetHandler(relu_mem_handler_capsule);
+    PyObject *previous = PyDataMem_SetHandler(
+        atomic_load_explicit(&relu_mem_handler_capsule, memory_order_acquire));
     if (previous == NULL) {
         return NULL;
     }

@@ -22,6 +22,16 @@
 /* Thread count and tuning                                                                     */
 /* ------------------------------------------------------------------------------------------ */
 
+#if defined(__unix__) || defined(__APPLE__)
+#include <pthread.h>
+static pthread_mutex_t relu_tuning_mutex = PTHREAD_MUTEX_INITIALIZER;
+static void relu_tuning_lock(void) { pthread_mutex_lock(&relu_tuning_mutex); }
+static void relu_tuning_unlock(void) { pthread_mutex_unlock(&relu_tuning_mutex); }
+#else
+static void relu_tuning_lock(void) {}
+static void relu_tuning_unlock(void) {}
+#endif
+
 static PyObject *
 relu_py_get_num_threads(PyObject *NPY_UNUSED(self), PyObject *NPY_UNUSED(args))
 {
@@ -31,22 +41,27 @@ relu_py_get_num_threads(PyObject *NPY_UNUSED(self), PyObject *NPY_UNUSED(args))
 static PyObject *
 relu_py_set_num_threads(PyObject *NPY_UNUSED(self), PyObject *arg)
 {
-    long n = PyLong_AsLong(arg);
+    int overflow = 0;
+    const long n = PyLong_AsLongAndOverflow(arg, &overflow);
     if (n == -1 && PyErr_Occurred()) {
         return NULL;
     }
-    if (n < 1 || n > RELU_MAX_THREADS) {
-        PyErr_Format(PyExc_ValueError, "the number of threads must be in 1..%d, got %ld",
-                     (int)RELU_MAX_THREADS, n);
+    /* The range is the kernel's (relu_set_num_threads): a count outside it changes nothing. */
+    const int previous =
+        overflow || n < 1 || n > RELU_MAX_THREADS ? -1 : relu_set_num_threads((int)n);
+    if (previous < 0) {
+        PyErr_Format(PyExc_ValueError,
+                     "the number of threads must be in 1..%d, got %S;"
+                     " 1 runs every call on the calling thread",
+                     (int)RELU_MAX_THREADS, arg);
         return NULL;
     }
-    return PyLong_FromLong(relu_set_num_threads((int)n));
+    return PyLong_FromLong(previous);
 }
 
 static PyObject *
-relu_tuning_dict(void)
+relu_tuning_dict(relu_tuning_report tuning)
 {
-    const relu_tuning_report tuning = relu_get_tuning();
     return Py_BuildValue(
         "{s:i,s:i,s:O,s:n,s:n,s:i,s:s,s:s,s:n,s:n,s:n,s:n,s:n,s:s,s:s,s:i}",
         "num_threads", tuning.num_threads,
@@ -70,7 +85,7 @@ relu_tuning_dict(void)
 static PyObject *
 relu_py_tuning(PyObject *NPY_UNUSED(self), PyObject *NPY_UNUSED(args))
 {
-    return relu_tuning_dict();
+    return relu_tuning_dict(relu_get_tuning());
 }
 
 static PyObject *
@@ -95,16 +110,18 @@ relu_py_set_tuning(PyObject *NPY_UNUSED(self), PyObject *args, PyObject *kwargs)
             return NULL;
         }
     }
-    PyObject *previous = relu_tuning_dict();
-    if (previous == NULL) {
-        return NULL;
-    }
+    /* The settings this call replaces, taken with the change under one lock so that concurrent
+     * callers each get back what they replaced (the lock is never held by a thread that waits
+     * for the GIL: nothing inside it calls Python). */
+    relu_tuning_lock();
+    const relu_tuning_report previous = relu_get_tuning();
     /* Negative means "leave as it is"; 0 means every call. */
     relu_set_thresholds((relu_thresholds){parallel, min_chunk, nt, spin});
     if (isa >= 0) {
         relu_set_nt_isa((relu_isa)isa); /* checked above */
     }
-    return previous;
+    relu_tuning_unlock();
+    return relu_tuning_dict(previous);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -162,8 +179,8 @@ static PyMethodDef relu_methods[] = {
     {"_tuning", relu_py_tuning, METH_NOARGS,
      "_tuning() -> dict: thread count, thresholds in bytes, cache size, streaming-store ISA."},
     {"_set_tuning", (PyCFunction)(void (*)(void))relu_py_set_tuning, METH_VARARGS | METH_KEYWORDS,
-     "_set_tuning(*, parallel_threshold, nt_threshold, min_chunk, nt_isa, spin_ns) -> previous\n"
-     "_tuning(): thresholds are output sizes in bytes (0: every call), -1 leaves one unchanged\n"
+     "_set_tuning(*, parallel_threshold, nt_threshold, min_chunk, nt_isa, spin_ns) -> the previous\n"
+     "_tuning(); thresholds are output sizes in bytes (0: every call), -1 leaves one unchanged\n"
      "(onnx_relu.tuning.set_kernel_tuning)."},
     {"_empty_like", relu_py_empty_like, METH_O,
      "_empty_like(x) -> array or None: relu's output for x from the output cache (see the C)."},
@@ -180,48 +197,82 @@ static PyMethodDef relu_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
+/*
+ * What the process needs once, whichever interpreter state imports the module first and however
+ * often it is executed (a re-import after `del sys.modules[...]` executes it again): the kernel's
+ * tuning from this machine and the fork handlers of the pool and the output cache. Done once with
+ * pthread_once, whose return orders every write of the initialisation before every caller's
+ * next step; no Python call is made inside it, so it cannot wait for the GIL it might hold.
+ */
+static int relu_process_init_result = -1;
+
+static void
+relu_process_init(void)
+{
+    relu_process_init_result = relu_kernel_init() == 0 && relu_memory_process_init() == 0 ? 0 : -1;
+}
+
+#if defined(__unix__) || defined(__APPLE__)
+static pthread_once_t relu_process_once = PTHREAD_ONCE_INIT;
+#define RELU_PROCESS_ONCE() pthread_once(&relu_process_once, relu_process_init)
+#else
+/* No pthread_once: the import lock alone keeps two executions of the module apart. */
+static int relu_process_done = 0;
+#define RELU_PROCESS_ONCE() (relu_process_done ? 0 : (relu_process_init(), relu_process_done = 1, 0))
+#endif
+
+static int
+relu_module_exec(PyObject *module)
+{
+    if (_import_array() < 0 || _import_umath() < 0) { /* idempotent: the tables are the same */
+        return -1;
+    }
+    if (RELU_PROCESS_ONCE() != 0 || relu_process_init_result != 0) {
+        PyErr_SetString(PyExc_ImportError,
+                        "onnx_relu._relu: pthread_atfork or Py_AtExit failed");
+        return -1;
+    }
+    if (relu_memory_init() != 0) {
+        return -1;
+    }
+    PyObject *ufunc = relu_make_ufunc();
+    if (ufunc == NULL) {
+        return -1;
+    }
+    const int added = PyModule_AddObjectRef(module, "relu", ufunc);
+    Py_DECREF(ufunc);
+    if (added < 0) {
+        return -1;
+    }
+    return PyModule_AddIntConstant(module, "MAX_THREADS", RELU_MAX_THREADS);
+}
+
+static PyModuleDef_Slot relu_slots[] = {
+    {Py_mod_exec, (void *)relu_module_exec},
+#ifdef Py_mod_multiple_interpreters
+    /* NumPy's C API table, the kernel's tuning and the output cache are process-wide. */
+    {Py_mod_multiple_interpreters, Py_MOD_MULTIPLE_INTERPRETERS_NOT_SUPPORTED},
+#endif
+#ifdef Py_mod_gil
+    /* Every piece of shared state is safe without the GIL: the kernel's settings are atomics,
+     * the pool hands work over with atomics and its mutex (relu_pool.c), the output cache has
+     * its mutex (_relu_blocks.c), and the process-wide set-up runs once (above). */
+    {Py_mod_gil, Py_MOD_GIL_NOT_USED},
+#endif
+    {0, NULL},
+};
+
 static struct PyModuleDef relu_module = {
     PyModuleDef_HEAD_INIT,
     .m_name = "onnx_relu._relu",
     .m_doc = "Compiled core of onnx-relu: the relu ufunc, its thread pool and tuning.",
-    .m_size = -1,
+    .m_size = 0,
     .m_methods = relu_methods,
+    .m_slots = relu_slots,
 };
 
 PyMODINIT_FUNC
 PyInit__relu(void)
 {
-    PyObject *module = NULL, *ufunc = NULL;
-
-    import_array();
-    import_umath();
-
-    if (relu_kernel_init() != 0) {
-        PyErr_SetString(PyExc_ImportError, "onnx_relu._relu: pthread_atfork failed");
-        return NULL;
-    }
-    if (relu_memory_init() != 0) {
-        return NULL;
-    }
-    module = PyModule_Create(&relu_module);
-    if (module == NULL) {
-        goto fail;
-    }
-    ufunc = relu_make_ufunc();
-    if (ufunc == NULL) {
-        goto fail;
-    }
-    if (PyModule_AddObject(module, "relu", ufunc) < 0) {
-        goto fail;
-    }
-    ufunc = NULL; /* reference stolen by the module */
-    if (PyModule_AddIntConstant(module, "MAX_THREADS", RELU_MAX_THREADS) < 0) {
-        goto fail;
-    }
-    return module;
-
-fail:
-    Py_XDECREF(ufunc);
-    Py_XDECREF(module);
-    return NULL;
+    return PyModuleDef_Init(&relu_module);
 }

@@ -32,8 +32,11 @@
  * on failure. */
 PyObject *relu_make_ufunc(void);
 
-/* _relu_memory.c: the memory handler's capsule is made once (0, or -1 with an exception set),
- * and the module's functions of the output cache. */
+/* _relu_memory.c: the process-wide set-up of the output cache (fork handlers, the exit handler;
+ * no Python objects; 0 or -1), called once; the memory handler's capsule, made by the first
+ * execution of the module (0, or -1 with an exception set); the module's functions of the
+ * output cache. */
+int relu_memory_process_init(void);
 int relu_memory_init(void);
 PyObject *relu_py_empty_like(PyObject *self, PyObject *arg);
 PyObject *relu_py_cache_info(PyObject *self, PyObject *args);
