@@ -321,7 +321,7 @@ def test_targets_cover_the_cases_of_a_run(quick_run, targets_script):
 
 def test_targets_give_the_verdicts_the_harness_gave_for_the_published_run(targets_script):
     # benchmarks/results/bench.json was written while the harness still judged its own targets
-    # (it predates issue 10's targets, which it has no verdict for)
+    # (it predates the allocating-call targets, which it has no verdict for)
     published = published_run()
     computed = {t["target"]: t for t in targets_script.throughput_targets(published)}
     assert len(published["targets"]) == 7
