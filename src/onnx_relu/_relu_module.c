@@ -14,6 +14,8 @@
 #define RELU_MODULE_IMPORTS_NUMPY
 #include "_relu_module.h"
 
+#include <limits.h>
+
 #include "relu_kernel.h"
 #include "relu_pool.h"
 #include "relu_tuning.h"
@@ -46,9 +48,9 @@ relu_py_set_num_threads(PyObject *NPY_UNUSED(self), PyObject *arg)
     if (n == -1 && PyErr_Occurred()) {
         return NULL;
     }
-    /* The range is the kernel's (relu_set_num_threads): a count outside it changes nothing. */
+    /* The range is the kernel's: relu_set_num_threads refuses (-1) a count outside it. */
     const int previous =
-        overflow || n < 1 || n > RELU_MAX_THREADS ? -1 : relu_set_num_threads((int)n);
+        overflow || n < INT_MIN || n > INT_MAX ? -1 : relu_set_num_threads((int)n);
     if (previous < 0) {
         PyErr_Format(PyExc_ValueError,
                      "the number of threads must be in 1..%d, got %S;"
