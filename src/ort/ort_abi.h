@@ -13,8 +13,10 @@
  *  - OrtCustomOp is a struct of callbacks whose `version` field tells onnxruntime which members
  *    exist; members are likewise only ever appended;
  *  - element types are numbered as ONNX's TensorProto.DataType.
- * Every member used here exists in API version 1 except OrtCustomOp's CreateKernelV2 and
- * KernelComputeV2 (custom-op version 16, onnxruntime 1.16), which let a kernel report an error.
+ * Every member used here exists in API version 16, which the library asks for: OrtApi's
+ * session-config functions (AddSessionConfigEntry, HasSessionConfigEntry) and OrtCustomOp's
+ * CreateKernelV2 and KernelComputeV2 (custom-op version 16, onnxruntime 1.16, which let a kernel
+ * report an error) are the newest.
  */
 #ifndef ONNX_RELU_ORT_ABI_H
 #define ONNX_RELU_ORT_ABI_H
@@ -99,6 +101,16 @@ typedef struct OrtApi {
     ort_abi_unused_slot unused_94_98[5];
     /* 99 */
     void (*ReleaseTensorTypeAndShapeInfo)(OrtTensorTypeAndShapeInfo *info);
+    /* 100-129 */
+    ort_abi_unused_slot unused_100_129[30];
+    /* 130: a session option's key-value configuration entry */
+    OrtStatus *(*AddSessionConfigEntry)(OrtSessionOptions *options, const char *key,
+                                        const char *value);
+    /* 131-236 */
+    ort_abi_unused_slot unused_131_236[106];
+    /* 237 */
+    OrtStatus *(*HasSessionConfigEntry)(const OrtSessionOptions *options, const char *key,
+                                        int *out);
 } OrtApi;
 
 #define ORT_ABI_CHECK_SLOT(member, index)                                                      \
@@ -118,6 +130,8 @@ ORT_ABI_CHECK_SLOT(KernelContext_GetInput, 90);
 ORT_ABI_CHECK_SLOT(KernelContext_GetOutput, 91);
 ORT_ABI_CHECK_SLOT(ReleaseStatus, 93);
 ORT_ABI_CHECK_SLOT(ReleaseTensorTypeAndShapeInfo, 99);
+ORT_ABI_CHECK_SLOT(AddSessionConfigEntry, 130);
+ORT_ABI_CHECK_SLOT(HasSessionConfigEntry, 237);
 
 typedef struct OrtApiBase {
     const OrtApi *(*GetApi)(uint32_t version);

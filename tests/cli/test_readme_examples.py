@@ -1,6 +1,7 @@
-"""The shell examples of the README's "Command line and large data" section run as written.
+"""The shell examples of the documentation run as written: the command-line page's, the Dask
+page's and the README's.
 
-(Its Python examples run in tests/core/test_package.py's README doctest.)"""
+(The Python examples of those pages run in tests/core/test_package.py's doctests.)"""
 
 from __future__ import annotations
 
@@ -18,16 +19,19 @@ from tests.support import REPOSITORY
 from tests.support.oracle import expected_relu, same_bits
 
 README = REPOSITORY / "README.md"
-SECTION = "## Command line and large data"
+CLI_PAGE = REPOSITORY / "docs" / "cli.md"
+DASK_PAGE = REPOSITORY / "docs" / "files-and-dask.md"
 
 
-def shell_blocks() -> list[str]:
-    text = README.read_text(encoding="utf-8")
-    section = text[text.index(SECTION):]
-    following = section.find("\n## ", len(SECTION))
-    if following != -1:
-        section = section[:following]
-    return re.findall(r"```sh\n(.*?)```", section, flags=re.DOTALL)
+def shell_blocks(page: Path, section: str | None = None) -> list[str]:
+    """The ``sh`` blocks of ``page``, or of its section headed ``section``."""
+    text = page.read_text(encoding="utf-8")
+    if section is not None:
+        text = text[text.index(section):]
+        following = text.find("\n## ", len(section))
+        if following != -1:
+            text = text[:following]
+    return re.findall(r"```sh\n(.*?)```", text, flags=re.DOTALL)
 
 
 def run_block(script: str, folder: Path) -> subprocess.CompletedProcess:
@@ -38,15 +42,17 @@ def run_block(script: str, folder: Path) -> subprocess.CompletedProcess:
     )
 
 
-def test_the_section_has_the_examples_this_test_runs():
-    blocks = shell_blocks()
-    assert len(blocks) == 3
+def test_the_pages_have_the_examples_this_test_runs():
+    blocks = shell_blocks(CLI_PAGE)
+    assert len(blocks) == 2
     assert "onnx-relu apply x.npy y.npy" in blocks[0]
-    assert "onnx-relu legalize" in blocks[1] and "--dask" in blocks[2]
+    assert "onnx-relu legalize" in blocks[1]
+    (dask,) = shell_blocks(DASK_PAGE, "## Clusters: Dask and Zarr")
+    assert "--dask" in dask
 
 
 def test_apply_examples_run(tmp_path):
-    done = run_block(shell_blocks()[0], tmp_path)
+    done = run_block(shell_blocks(CLI_PAGE)[0], tmp_path)
     assert done.returncode == 0, done.stderr
     x = np.array([-2.0, -0.0, 0.5, np.nan], np.float32)
     # The block ends by rewriting x.npy in place and then writing y.npy from it again.
@@ -56,7 +62,7 @@ def test_apply_examples_run(tmp_path):
 
 
 def test_model_examples_run(tmp_path):
-    done = run_block(shell_blocks()[1], tmp_path)
+    done = run_block(shell_blocks(CLI_PAGE)[1], tmp_path)
     assert done.returncode == 0, done.stderr
     assert "relu_int64.onnx: no findings" in done.stdout
     json_lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
@@ -75,9 +81,20 @@ def test_dask_example_runs_on_a_local_cluster(tmp_path):
     # The remote-scheduler line needs a cluster at that address; tests/files/test_dask.py runs
     # that path.
     local_only = "\n".join(
-        line for line in shell_blocks()[2].splitlines() if "--scheduler" not in line
+        line for line in shell_blocks(DASK_PAGE, "## Clusters: Dask and Zarr")[0].splitlines()
+        if "--scheduler" not in line
     )
     assert "onnx-relu apply in.zarr out.zarr --dask" in local_only
     done = run_block(local_only, tmp_path)
     assert done.returncode == 0, done.stderr
     assert same_bits(zarr.open_array(tmp_path / "out.zarr", mode="r")[...], expected_relu(values))
+
+
+def test_readme_command_line_example_runs(tmp_path):
+    blocks = [block for block in shell_blocks(README) if "onnx-relu apply" in block]
+    assert len(blocks) == 1
+    done = run_block(blocks[0], tmp_path)
+    assert done.returncode == 0, done.stderr
+    x = np.array([-2.0, -0.0, 0.5, np.nan], np.float32)
+    for name in ("y.npy", "y.pb", "piped.npy"):
+        assert same_bits(read_tensor(tmp_path / name), expected_relu(x))

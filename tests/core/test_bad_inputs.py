@@ -629,9 +629,9 @@ def test_every_row_of_the_reliability_table_names_an_existing_test():
         assert re.search(rf"^def {name}\(", source, re.MULTILINE), f"{path}::{name} cited but missing"
 
 
-def test_readme_reliability_example_runs(capsys):
-    readme = (REPOSITORY / "README.md").read_text(encoding="utf-8")
-    section = readme.split("## Reliability", 1)[1]
+def test_docs_errors_example_runs(capsys):
+    page = (REPOSITORY / "docs" / "getting-started.md").read_text(encoding="utf-8")
+    section = page.split("## Errors", 1)[1]
     code = section.split("```python\n", 1)[1].split("```", 1)[0]
-    exec(compile(code, "README.md", "exec"), {})  # noqa: S102 - our own documentation
+    exec(compile(code, "docs/getting-started.md", "exec"), {})
     assert capsys.readouterr().out == "UnsupportedTypeError\n"

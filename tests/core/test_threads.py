@@ -488,15 +488,13 @@ def test_copy_ceiling_refuses_bad_buffers():
         copy_ceiling(a, bytes(100))  # read-only destination
 
 
-def test_readme_performance_section_examples_run(restore_tuning):
-    readme = (REPOSITORY / "README.md").read_text(encoding="utf-8")
-    section = readme.split("## Performance: threads, stores and the benchmark", 1)[1]
-    section = section.split("\n## ", 1)[0]
-    blocks = section.split("```python\n")[1:]
-    assert blocks, "the README's performance section has no Python example"
+def test_docs_performance_page_examples_run(restore_tuning):
+    page = (REPOSITORY / "docs" / "performance.md").read_text(encoding="utf-8")
+    blocks = page.split("```python\n")[1:]
+    assert blocks, "the documentation's performance page has no Python example"
     before = onnx_relu.get_num_threads()
     for block in blocks:
-        exec(compile(block.split("```", 1)[0], "README.md", "exec"), {})
+        exec(compile(block.split("```", 1)[0], "docs/performance.md", "exec"), {})
     assert onnx_relu.get_num_threads() == before
 
 

@@ -162,10 +162,10 @@ def test_an_out_the_ufunc_would_cast_into_is_refused_by_relu(x, out):
     assert before.tobytes() == out.tobytes()
 
 
-def test_relu_ufunc_docstring_and_readme_say_when_numpy_casts():
+def test_relu_ufunc_docstring_and_docs_say_when_numpy_casts():
     from tests.support import REPOSITORY
 
     doc = onnx_relu.relu_ufunc.__doc__
     assert "signature= or dtype=" in doc and "cast by numpy under casting=" in doc
-    readme = (REPOSITORY / "README.md").read_text(encoding="utf-8")
-    assert "NumPy casts the operands into the loop it runs" in " ".join(readme.split())
+    page = (REPOSITORY / "docs" / "semantics.md").read_text(encoding="utf-8")
+    assert "NumPy casts the operands into the loop it runs" in " ".join(page.split())

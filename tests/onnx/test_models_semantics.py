@@ -1,8 +1,8 @@
 """One-node Relu models for every type at every opset boundary: the backend against the
 documented semantics (bit for bit), and onnxruntime against the same, where it runs the type.
 
-Every difference onnxruntime shows must be one of the documented ones (README, "ONNX
-integration"); the full list observed is printed (``pytest -s``) and shown in the README.
+Every difference onnxruntime shows must be one of the documented ones (docs/runtimes.md,
+"onnxruntime, in detail"); the full list observed is printed (``pytest -s``) and shown there.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""The examples of the README's "ONNX integration" section run (and their asserts hold)."""
+"""The examples of the documentation's ONNX page (docs/onnx-integration.md) run, and their asserts
+hold and their comments show what they print."""
 
 from __future__ import annotations
 
@@ -10,30 +11,27 @@ import pytest
 
 from tests.support import REPOSITORY
 
-README = REPOSITORY / "README.md"
+PAGE = REPOSITORY / "docs" / "onnx-integration.md"
 
 
 def _section_examples() -> list[str]:
-    text = README.read_text(encoding="utf-8")
-    start = text.index("\n## ONNX integration\n")
-    following = text.find("\n## ", start + 1)
-    section = text[start:following if following != -1 else len(text)]
-    return re.findall(r"```python\n(.*?)```", section, flags=re.DOTALL)
+    text = PAGE.read_text(encoding="utf-8")
+    return re.findall(r"```python\n(.*?)```", text, flags=re.DOTALL)
 
 
 EXAMPLES = _section_examples()
 
 
-def test_the_section_has_the_five_examples():
+def test_the_page_has_the_five_examples():
     assert len(EXAMPLES) == 5
 
 
 @pytest.mark.parametrize("number", range(len(EXAMPLES)))
-def test_readme_example_runs_and_prints_what_its_comments_say(number):
+def test_docs_example_runs_and_prints_what_its_comments_say(number):
     code = EXAMPLES[number]
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed):
-        exec(compile(code, f"README example {number + 1}", "exec"), {})
+        exec(compile(code, f"docs/onnx-integration.md example {number + 1}", "exec"), {})
     output = printed.getvalue()
     # The comment after a print shows (the start of, if it ends in "...") what it prints.
     printed_words = " ".join(output.split())

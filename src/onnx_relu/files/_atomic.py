@@ -175,8 +175,8 @@ def _fsync_tree(root: str) -> None:
 #: it, which the kernel releases when the writer ends, however it ends (SIGKILL included).
 OWNER_LOCK = ".onnx-relu-owner"
 
-#: A temporary folder without a lock file (chunk files written by tasks of a stopped job after
-#: its folder was removed, or a folder whose writer is creating it this instant) counts as
+#: A temporary folder without a lock file (one whose writer is creating it this instant, or one
+#: left by a version of onnx-relu whose stopped Dask tasks could recreate it) counts as
 #: abandoned once the folder itself (its list of entries) has not changed for this long.
 UNLOCKED_GRACE_S = 600
 
@@ -199,13 +199,67 @@ def _is_abandoned(candidate: str) -> bool:
     return True
 
 
+#: How long :func:`discard_folder` keeps removing what appears in a folder it has renamed away
+#: (file operations that had resolved the old name before the rename and end after it).
+DISCARD_SETTLE_S = 2.0
+
+
+def discard_folder(temporary: str, folder: str, name: str) -> None:
+    """Remove the temporary folder ``temporary`` of the destination ``name`` in ``folder``.
+
+    It is first renamed to a new temporary name, so that a writer still working by path (a task
+    of a stopped Dask job on a worker that outlives the command) can create nothing more under
+    the old name: every later open, mkdir or rename of a path under it fails with
+    ``FileNotFoundError``. Only operations already in progress at the rename can still add an
+    entry, so the renamed folder is emptied again until it stays empty (up to
+    :data:`DISCARD_SETTLE_S`). Its :data:`OWNER_LOCK` is removed last: a removal cut short
+    (a second signal, a kill) leaves a folder with an unlocked lock file, which the next writer
+    of ``name`` removes (:func:`remove_abandoned_temporaries`).
+    """
+    import shutil
+
+    trash = _temporary_name(folder, name)
+    try:
+        os.rename(temporary, trash)
+    except FileNotFoundError:
+        return  # removed (or renamed away) by another writer already
+    except OSError:
+        trash = temporary  # cannot rename (e.g. the folder is read-only): remove in place
+    deadline = time.monotonic() + DISCARD_SETTLE_S
+    while True:
+        try:
+            entries = [entry for entry in os.scandir(trash) if entry.name != OWNER_LOCK]
+        except FileNotFoundError:
+            return
+        except OSError:
+            entries = []
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                shutil.rmtree(entry.path, ignore_errors=True)
+            else:
+                with contextlib.suppress(OSError):
+                    os.unlink(entry.path)
+        if not entries:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(os.path.join(trash, OWNER_LOCK))
+            try:
+                os.rmdir(trash)
+                return
+            except FileNotFoundError:
+                return
+            except OSError:
+                pass  # an entry added this instant: another round
+        if time.monotonic() > deadline:
+            return  # left for the next writer: see remove_abandoned_temporaries
+        time.sleep(0.02)
+
+
 def remove_abandoned_temporaries(path: str | os.PathLike[str]) -> list[str]:
     """Remove the temporary folders of earlier writes of the folder ``path`` whose writers are
     gone (killed, or tasks of a stopped Dask job that wrote after the folder was removed);
     return their paths. Folders of a live writer, and other destinations' temporaries, are
     left alone."""
     import re
-    import shutil
 
     target, folder, name = _split(path)
     own = {_shortened(folder, name), _shortened(folder, f"{name}.old")}
@@ -221,7 +275,7 @@ def remove_abandoned_temporaries(path: str | os.PathLike[str]) -> list[str]:
             continue
         with contextlib.suppress(OSError):
             if entry.is_dir(follow_symlinks=False) and _is_abandoned(entry.path):
-                shutil.rmtree(entry.path)
+                discard_folder(entry.path, folder, name)
                 removed.append(entry.path)
     return removed
 
@@ -296,6 +350,6 @@ def atomic_directory(
             os.rename(temporary, target)
     except BaseException:
         if owned:
-            shutil.rmtree(temporary, ignore_errors=True)
+            discard_folder(temporary, folder, name)
         raise
     _fsync_folder(folder)

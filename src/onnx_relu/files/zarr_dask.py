@@ -16,15 +16,22 @@ chunk has been written and synced; an existing ``dst`` is replaced only if it is
 
 Failures: one task per output block reads its region of ``src``, applies Relu and writes it; a
 block that cannot be read raises :class:`ChunkError` naming the block, its elements and
-``src``. When a task fails or the caller is interrupted, the remaining tasks are cancelled and
-those already running are waited for (up to :data:`DRAIN_TIMEOUT_S`) before the temporary store
-is removed, and a task that finds the store gone writes nothing, so a stopped job leaves no
-temporary store behind. A job during which no block completes for ``stall_timeout`` seconds
-(:data:`STALL_TIMEOUT_S` by default; workers paused because their memory passed dask's pause
-threshold never run a task) raises :class:`TimeoutError` naming the cause the scheduler
-reports. Durability costs one ``syncfs`` per worker and one here per store, not one ``fsync``
-per chunk file (issue 13 measured a job 1.1-1.2 times as long as ``da.maximum`` stored to an
-uncompressed store with those).
+``src``; a chunk that cannot be written (a full disk) raises the ``OSError`` naming the chunk's
+path. When a task fails or the caller is interrupted, the remaining tasks are cancelled and the
+temporary store is renamed away and removed. Tasks still running on the workers (which may
+outlive this process, and whose scheduler may be gone) cannot recreate it: the store is a
+:class:`~onnx_relu.files._zarr_store.FixedRootStore`, whose writes never create its root folder,
+so after the rename they fail and write nothing; nothing has to be confirmed with the workers.
+While the job runs, this process holds an ``flock`` on a lock file in the temporary store
+(:data:`~onnx_relu.files._atomic.OWNER_LOCK`); the kernel releases it when the process ends,
+however it ends, so the next job writing ``dst`` removes a temporary store whose lock is free
+(its job is over: no task of it can write into the store once it is renamed away) and leaves
+one whose lock is held (a live job's). A job during which no block completes for
+``stall_timeout`` seconds (:data:`STALL_TIMEOUT_S` by default; workers paused because their
+memory passed dask's pause threshold never run a task) raises :class:`TimeoutError` naming the
+cause the scheduler reports. Durability costs one ``syncfs`` per worker and one here per
+store, not one ``fsync`` per chunk file (issue 13 measured a job 1.1-1.2 times as long as
+``da.maximum`` stored to an uncompressed store with those).
 
 Types: Zarr (zarr-python 3.1, formats 2 and 3) stores float16, float32, float64, int8, int16,
 int32 and int64. It has no bfloat16 data type, so a bfloat16 tensor cannot be a Zarr store;
@@ -54,7 +61,6 @@ __all__ = [
     "ChunkError",
     "CONNECT_TIMEOUT_S",
     "STALL_TIMEOUT_S",
-    "DRAIN_TIMEOUT_S",
 ]
 
 #: How long to wait for a scheduler given by address before giving up.
@@ -64,11 +70,6 @@ CONNECT_TIMEOUT_S = 10
 #: than one block takes (a chunk of a few MiB: well under a second), short enough that a
 #: cluster that cannot make progress (paused workers, no workers) is reported.
 STALL_TIMEOUT_S = 300.0
-
-#: Longest wait, after a failure or an interrupt, for tasks already running on the workers to
-#: finish before the temporary store is removed.
-DRAIN_TIMEOUT_S = 30.0
-
 
 class ChunkError(InvalidTensorFileError):
     """A block of the input store could not be read (a truncated or corrupt chunk file)."""
@@ -112,7 +113,9 @@ def dask_client(scheduler: str | None = None) -> Iterator[Any]:
     The LocalCluster (worker processes sized by dask for this machine, its dashboard on a
     random port of 127.0.0.1) lives only as long as the ``with`` block. Its worker processes
     import the parent's ``__main__`` module again: a script that calls this needs an
-    ``if __name__ == "__main__":`` guard.
+    ``if __name__ == "__main__":`` guard. They log nothing (the caller gets every failure as an
+    exception) and never see SIGINT (:func:`_sigint_blocked_in_new_threads`): a Ctrl-C in a
+    terminal, sent to the whole foreground process group, stops the caller, which stops them.
     """
     _da, distributed, _zarr = _import_dask()
     if scheduler:
@@ -121,13 +124,49 @@ def dask_client(scheduler: str | None = None) -> Iterator[Any]:
         ) as client:
             yield client
         return
-    with (
-        distributed.LocalCluster(
-            processes=True, dashboard_address="127.0.0.1:0", silence_logs=logging.ERROR
-        ) as cluster,
-        distributed.Client(cluster) as client,
+    with contextlib.ExitStack() as stack:
+        with _sigint_blocked_in_new_threads():
+            cluster = stack.enter_context(
+                distributed.LocalCluster(
+                    processes=True,
+                    dashboard_address="127.0.0.1:0",
+                    silence_logs=logging.CRITICAL,
+                )
+            )
+        yield stack.enter_context(distributed.Client(cluster))
+
+
+@contextlib.contextmanager
+def _sigint_blocked_in_new_threads() -> Iterator[None]:
+    """Block SIGINT in this thread while the block runs, so that the threads it starts (the
+    cluster's event loop, which starts and restarts the worker processes) keep it blocked, and
+    so do the processes they start (a blocked signal stays blocked across fork and exec, and
+    Python does not unblock it). A worker process then never gets the terminal's Ctrl-C: no
+    KeyboardInterrupt traceback of its own, no start-up message of the command it was started
+    by (it runs the command's ``__main__`` again, ``sys.argv`` included), no task cut short.
+    A SIGINT that arrives meanwhile is not lost: it stays pending until the block ends, or
+    another thread of this process takes it and Python runs the handler in this thread as
+    usual. Only where POSIX signal masks exist, from the main thread."""
+    import signal
+    import threading
+
+    if (
+        not hasattr(signal, "pthread_sigmask")
+        or threading.current_thread() is not threading.main_thread()
     ):
-        yield client
+        yield
+        return
+    from multiprocessing import resource_tracker
+
+    # multiprocessing starts its resource tracker with the first worker process, unblocking
+    # SIGINT in the starting thread afterwards (it blocks it around the tracker's start): started
+    # here first, it leaves the cluster's threads as they are.
+    resource_tracker.ensure_running()
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 def _relu_block(
@@ -140,9 +179,9 @@ def _relu_block(
     src: str,
 ) -> int:
     """Read block ``index`` (``region``) of ``source``, apply Relu, write it to ``target``;
-    return the bytes written. Runs on a worker. Writes nothing once the temporary store is gone
-    (``marker``, its metadata file, is missing): the job was stopped and its store removed, and
-    zarr would otherwise create the folders again."""
+    return the bytes written. Runs on a worker. Once the temporary store is gone (``marker``,
+    its metadata file, is missing) the job was stopped: the task writes nothing (its store
+    cannot create the store's folder again) and returns 0."""
     if not os.path.exists(marker):
         return 0
     try:
@@ -154,9 +193,12 @@ def _relu_block(
             f" cannot be read: {type(exc).__name__}: {exc}"
         ) from None
     block = relu(block, opset=opset)
-    if not os.path.exists(marker):
-        return 0
-    target[region] = block
+    try:
+        target[region] = block
+    except FileNotFoundError:
+        if not os.path.exists(marker):
+            return 0
+        raise
     return int(block.nbytes)
 
 
@@ -208,17 +250,11 @@ def _stall_cause(client: Any) -> str:
     return f"{len(workers)} worker(s) are running but completed no block"
 
 
-def _drain(client: Any, futures: Any, timeout: float) -> None:
-    """Cancel ``futures`` and wait (up to ``timeout`` s) until none of them is still running."""
+def _cancel(client: Any, futures: Any) -> None:
+    """Cancel ``futures`` (what has not started never runs). Tasks already running are not
+    waited for: they cannot write into the store once it is renamed away."""
     with contextlib.suppress(Exception):  # a lost scheduler: nothing more can be done
         client.cancel(futures)
-        keys = {future.key for future in futures}
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            running = {key for tasks in client.processing().values() for key in tasks}
-            if not running & keys:
-                return
-            time.sleep(0.05)
 
 
 def _gather_progress(
@@ -308,6 +344,8 @@ def relu_zarr(
     ChunkError
         (an :class:`~onnx_relu.errors.InvalidTensorFileError`) if a block of ``src`` cannot be
         read; it names the block, its elements and ``src``.
+    OSError
+        if a chunk cannot be written on a worker (a full disk); it names the chunk's path.
     TimeoutError
         if no block completes for ``stall_timeout`` seconds, naming the cause (paused or no
         workers). In every failure ``dst`` is left as it was and no temporary store remains.
@@ -317,13 +355,15 @@ def relu_zarr(
     _da, distributed, zarr = _import_dask()
     from dask.delayed import delayed
 
+    from ._zarr_store import FixedRootStore
+
     src = os.path.abspath(os.fspath(src))  # workers may run elsewhere: no relative paths
     source = _open_source(zarr, src)
     check_dtype(source.dtype, opset)
     write_chunks = source.shards or source.chunks  # whole shards: no two tasks share a file
     with atomic_directory(dst, sync_tree=None) as temporary:
         target = zarr.create_array(
-            temporary,
+            FixedRootStore(temporary),
             shape=source.shape,
             dtype=source.dtype,
             chunks=source.chunks,
@@ -356,9 +396,7 @@ def relu_zarr(
                     distributed, client, futures, total, progress, stall_timeout
                 )
             except BaseException:
-                # Stop writing into the temporary store before it is removed: cancel what has
-                # not started, wait for what is running.
-                _drain(client, futures, DRAIN_TIMEOUT_S)
+                _cancel(client, futures)  # then atomic_directory renames the store away
                 raise
             if done != total:  # every block reports its bytes: a shortfall is a lost write
                 raise RuntimeError(f"only {done} of {total} bytes were written to {dst}")

@@ -35,6 +35,7 @@ from ..errors import InvalidModelError
 from ..versions import ReluVersion, version_for_opset
 from ._rules import (
     AI_ONNX_DOMAINS,
+    declared_onnx_type,
     is_relu,
     onnx_type_of_elem_type,
     onnx_type_of_type_proto,
@@ -230,8 +231,12 @@ class ReluSite:
 
 def _value_types(graph: onnx.GraphProto, outer: dict[str, str | None]) -> dict[str, str | None]:
     types = dict(outer)
-    for value in list(graph.input) + list(graph.value_info) + list(graph.output):
-        known = onnx_type_of_type_proto(value.type)
+    inputs = len(graph.input)
+    for position, value in enumerate(
+        list(graph.input) + list(graph.value_info) + list(graph.output)
+    ):
+        # An input of element type 0 declares no type (refused); elsewhere it is unknown.
+        known = (declared_onnx_type if position < inputs else onnx_type_of_type_proto)(value.type)
         if known is not None or value.name not in types:
             types[value.name] = known
     for tensor in graph.initializer:

@@ -1,6 +1,9 @@
-"""What makes an ai.onnx Relu node valid, shared by the backend, the reference op, check_model
-and legalize, so that all four word their verdicts the same way; and THE node label they all
-name a node with (:func:`node_label`).
+"""THE judge of an ai.onnx Relu node (:func:`judge_relu`): given the node, the model's opset and
+its input's type, the list of what is wrong with it. The backend (``prepare``, ``run_node``), the
+reference op, ``check_model``, ``legalize`` and ``ort_session`` all ask it and turn its findings
+into their own result (an exception, a report, a refusal to rewrite), so that they refuse the
+same nodes with the same words; and THE node label they all name a node with
+(:func:`node_label`).
 
 Nothing here imports onnx at module level: protos are read through their attributes, and the
 few onnx functions needed are imported inside the functions that need them.
@@ -13,12 +16,21 @@ Examples
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..dtypes import describe_dtype, dtype_of_onnx_type, native, onnx_type_name
-from ..versions import RELU_VERSIONS, ReluVersion, opset_phrase, unsupported_type_message
+from ..errors import InvalidModelError, UnsupportedTypeError
+from ..versions import (
+    RELU_VERSIONS,
+    ReluVersion,
+    opset_phrase,
+    unsupported_type_message,
+    version_for_opset,
+)
 
 if TYPE_CHECKING:
     import onnx
@@ -28,6 +40,9 @@ AI_ONNX_DOMAINS = ("", "ai.onnx")
 
 # AttributeProto.INTS; a constant so that this module needs no onnx import.
 _ATTRIBUTE_INTS = 7
+
+#: The type of a tensor declared with element type 0 (TensorProto.UNDEFINED): no type at all.
+UNDEFINED_TYPE = "tensor(undefined)"
 
 
 def printable(text: str | bytes) -> str:
@@ -98,6 +113,20 @@ def onnx_type_of_type_proto(type_proto: onnx.TypeProto) -> str | None:
     return onnx_type_of_elem_type(elem_type) if elem_type else None
 
 
+def declared_onnx_type(type_proto: onnx.TypeProto) -> str | None:
+    """The type a graph input declares: as :func:`onnx_type_of_type_proto`, except that a tensor
+    declared with element type 0 (UNDEFINED) is :data:`UNDEFINED_TYPE`, which no Relu allows,
+    rather than unknown.
+
+    A graph output or a value_info entry of element type 0 is an unknown type that shape
+    inference may fill in; a graph input has no producer to infer it from, so there element
+    type 0 declares a tensor of no type.
+    """
+    if type_proto.WhichOneof("value") == "tensor_type" and not type_proto.tensor_type.elem_type:
+        return UNDEFINED_TYPE
+    return onnx_type_of_type_proto(type_proto)
+
+
 def onnx_type_of_dtype(dtype: np.dtype) -> str:
     """An array's type in ONNX terms ("tensor(uint8)"), or described if ONNX has no such type."""
     return onnx_type_name(native(dtype)) or describe_dtype(dtype)
@@ -107,6 +136,12 @@ def type_refusal(onnx_type: str, version: ReluVersion, opset: int) -> str | None
     """Why ``version`` (in force at ``opset``) refuses ``onnx_type``, or None if it allows it."""
     if onnx_type in version.types:
         return None
+    if onnx_type == UNDEFINED_TYPE:
+        return (
+            f"{opset_phrase(version, opset)} does not allow {onnx_type} (element type 0,"
+            f" UNDEFINED, which names no type); allowed types: {', '.join(version.types)}."
+            " Declare the input's element type."
+        )
     dtype = dtype_of_onnx_type(onnx_type)
     if dtype is not None:
         return unsupported_type_message(dtype, version, opset)
@@ -165,3 +200,100 @@ def arity_problems(node: onnx.NodeProto) -> list[str]:
 def describe_node(node: onnx.NodeProto, index: int | None) -> str:
     """:func:`node_label` of a NodeProto."""
     return node_label(node.op_type, node.name, index)
+
+
+@dataclass(frozen=True)
+class NodeFinding:
+    """One thing wrong with one Relu node, as :func:`judge_relu` finds it.
+
+    Attributes
+    ----------
+    kind : str
+        "arity" (not exactly one input and one output), "attribute" (an attribute the version
+        does not declare, or a malformed one), "type-unknown" (the input's type is not known)
+        or "type-not-allowed" (the version does not allow it).
+    message : str
+        What is wrong, in words, without the node's label (callers put their own in front).
+    """
+
+    kind: str
+    message: str
+
+
+def judge_relu(
+    node: onnx.NodeProto, opset: int, input_type: str | None, version: ReluVersion | None = None
+) -> list[NodeFinding]:
+    """Everything wrong with an ai.onnx Relu node in a model of ai.onnx opset ``opset``.
+
+    The one judge of a Relu node: every front end (backend, reference op, check_model,
+    legalize, ort_session) asks it and only decides what to do with the findings.
+
+    Parameters
+    ----------
+    node : onnx.NodeProto
+        The Relu node (its operator is not checked: callers pick the Relu nodes).
+    opset : int
+        The ai.onnx opset in force where the node is; it selects the Relu version.
+    input_type : str or None
+        The ONNX type of the node's input X ("tensor(float)", :data:`UNDEFINED_TYPE` for
+        element type 0, or the description of a numpy dtype ONNX has no type for); None if it is
+        not known, which is a "type-unknown" finding (a caller that learns the type later, from
+        the array it runs on, sets that finding aside and judges again then).
+    version : ReluVersion, optional
+        The Relu version in force at ``opset`` where the caller has it already.
+
+    Returns
+    -------
+    list of NodeFinding
+        Empty if the node is valid; else in the order arity, attributes, type.
+
+    Examples
+    --------
+    >>> from onnx import helper
+    >>> node = helper.make_node("Relu", ["x"], ["y"], consumed_inputs=[0])
+    >>> [f.kind for f in judge_relu(node, 6, "tensor(float)")]
+    ['attribute']
+    >>> print(judge_relu(node, 1, "tensor(int8)")[0].message)  # doctest: +NORMALIZE_WHITESPACE
+    input 'x' has type tensor(int8). Relu-1 (in force at opset 1) does not allow tensor(int8);
+    allowed types: tensor(double), tensor(float), tensor(float16). tensor(int8) is allowed from
+    Relu-14 (opset >= 14).
+    """
+    if version is None:
+        version = version_for_opset(opset)
+    found = [NodeFinding("arity", problem) for problem in arity_problems(node)]
+    found += [
+        NodeFinding("attribute", problem) for problem in attribute_problems(node, version, opset)
+    ]
+    input_name = node.input[0] if node.input else ""
+    if not input_name:
+        return found
+    if input_type is None:
+        found.append(
+            NodeFinding(
+                "type-unknown",
+                f"the type of input {input_name!r} cannot be inferred (shape inference could not"
+                f" determine it); declare it (graph input or value_info) so that it can be"
+                f" checked against {version.name}, which allows {', '.join(version.types)}",
+            )
+        )
+    else:
+        refusal = type_refusal(input_type, version, opset)
+        if refusal is not None:
+            message = f"input {input_name!r} has type {input_type}. {refusal}"
+            found.append(NodeFinding("type-not-allowed", message))
+    return found
+
+
+def refusal_class(kinds: Sequence[str]) -> type[UnsupportedTypeError] | type[InvalidModelError]:
+    """The exception a front end raises for findings of these kinds: UnsupportedTypeError if
+    one of them is a type the version does not allow, else InvalidModelError."""
+    return UnsupportedTypeError if "type-not-allowed" in kinds else InvalidModelError
+
+
+def refuse(label: str, findings: Sequence[NodeFinding]) -> None:
+    """Raise for a node's findings (nothing if there are none): "<label>: <message>; ...", as
+    :func:`refusal_class` says."""
+    if findings:
+        raise refusal_class([f.kind for f in findings])(
+            f"{label}: {'; '.join(f.message for f in findings)}"
+        )

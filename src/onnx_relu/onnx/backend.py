@@ -57,14 +57,14 @@ from ..errors import (
 from ..versions import ReluVersion, check_opset, version_for_opset
 from ._models import checked_model_opset, latest_onnx_opset, load_model
 from ._rules import (
-    arity_problems,
-    attribute_problems,
+    declared_onnx_type,
     describe_node,
     is_relu,
+    judge_relu,
     onnx_type_of_dtype,
     onnx_type_of_elem_type,
     onnx_type_of_type_proto,
-    type_refusal,
+    refuse,
 )
 
 __all__ = [
@@ -97,6 +97,7 @@ class _ReluStep:
     description: str
     input: str
     output: str
+    node: onnx.NodeProto
 
 
 def _declared_shape(type_proto: onnx.TypeProto) -> tuple[int | None, ...] | None:
@@ -106,14 +107,8 @@ def _declared_shape(type_proto: onnx.TypeProto) -> tuple[int | None, ...] | None
     return tuple(d.dim_value if d.HasField("dim_value") else None for d in tensor_type.shape.dim)
 
 
-def _checked_relu_node(
-    node: onnx.NodeProto, index: int, opset: int, version: ReluVersion | None = None
-) -> tuple[str, ReluVersion]:
-    """Validate everything about a node that does not depend on types.
-
-    ``version`` is the Relu version in force at ``opset`` where the caller has resolved it.
-    Returns the node's description and that version.
-    """
+def _relu_description(node: onnx.NodeProto, index: int) -> str:
+    """The node's label; UnsupportedOperatorError if it is not an ai.onnx Relu node."""
     description = describe_node(node, index)
     if not is_relu(node):
         domain = node.domain or "ai.onnx"
@@ -121,22 +116,20 @@ def _checked_relu_node(
             f"{description} is operator {node.op_type!r} of domain {domain!r}: the onnx-relu"
             " backend runs only ai.onnx Relu nodes"
         )
-    if version is None:
-        version = version_for_opset(opset)
-    problems = arity_problems(node) + attribute_problems(node, version, opset)
-    if problems:
-        raise InvalidModelError(f"{description}: {'; '.join(problems)}")
-    return description, version
+    return description
 
 
-def _refuse_type(
-    description: str, input_name: str, onnx_type: str, version: ReluVersion, opset: int
+def _refuse_invalid(
+    node: onnx.NodeProto,
+    description: str,
+    opset: int,
+    version: ReluVersion,
+    input_type: str | None,
 ) -> None:
-    refusal = type_refusal(onnx_type, version, opset)
-    if refusal is not None:
-        raise UnsupportedTypeError(
-            f"{description}: input {input_name!r} has type {onnx_type}. {refusal}"
-        )
+    """Raise for what the judge finds, except an unknown input type: the backend judges that
+    type when the node runs, from the array it is given."""
+    findings = judge_relu(node, opset, input_type, version)
+    refuse(description, [found for found in findings if found.kind != "type-unknown"])
 
 
 class OnnxReluBackendRep(BackendRep):
@@ -164,7 +157,7 @@ class OnnxReluBackendRep(BackendRep):
         feedable = []
         overridable = []
         for value in graph.input:
-            onnx_type = onnx_type_of_type_proto(value.type)
+            onnx_type = declared_onnx_type(value.type)
             if value.name in self._initializers:
                 # IR < 4 lists initializers among the inputs; from IR 4 such an input is a
                 # default that a caller may override by name.
@@ -179,7 +172,9 @@ class OnnxReluBackendRep(BackendRep):
 
         steps = []
         for index, node in enumerate(graph.node):
-            description, _ = _checked_relu_node(node, index, self.opset, self.version)
+            description = _relu_description(node, index)
+            input_type = types.get(node.input[0]) if len(node.input) == 1 else None
+            _refuse_invalid(node, description, self.opset, self.version, input_type)
             (input_name,), (output_name,) = node.input, node.output
             if input_name not in types:
                 raise InvalidModelError(
@@ -191,11 +186,8 @@ class OnnxReluBackendRep(BackendRep):
                     f"{description}: output {output_name!r} is already defined earlier in the"
                     " graph (every value must be produced once)"
                 )
-            onnx_type = types[input_name]
-            if onnx_type is not None:
-                _refuse_type(description, input_name, onnx_type, self.version, self.opset)
-            types[output_name] = onnx_type
-            steps.append(_ReluStep(index, description, input_name, output_name))
+            types[output_name] = types[input_name]
+            steps.append(_ReluStep(index, description, input_name, output_name, node))
         self._steps: tuple[_ReluStep, ...] = tuple(steps)
 
         for value in graph.output:
@@ -334,9 +326,9 @@ class OnnxReluBackendRep(BackendRep):
                 except UnsupportedTypeError:
                     # The graph leaves the type undeclared: say which node.
                     step = next(s for s in self._steps if s.output == output_name)
-                    _refuse_type(
-                        step.description, step.input, onnx_type_of_dtype(x.dtype),
-                        self.version, self.opset,
+                    _refuse_invalid(
+                        step.node, step.description, self.opset, self.version,
+                        onnx_type_of_dtype(x.dtype),
                     )
                     raise
             values[output_name] = y if type(y) is np.ndarray else np.asarray(y)
@@ -444,7 +436,12 @@ class OnnxReluBackend(Backend):
         """
         _check_device(cls, device)
         opset = _checked_node_opset(kwargs.get("opset_version", latest_onnx_opset()))
-        description, version = _checked_relu_node(node, 0, opset)
+        description = _relu_description(node, 0)
+        version = version_for_opset(opset)
+        # Without exactly one input and one output there is no input to read; otherwise every
+        # finding is reported at once, when the input's type is known.
+        findings = judge_relu(node, opset, None, version)
+        refuse(description, [found for found in findings if found.kind == "arity"])
         (input_name,), (output_name,) = node.input, node.output
         if isinstance(inputs, Mapping):
             if set(inputs) != {input_name}:
@@ -465,7 +462,7 @@ class OnnxReluBackend(Backend):
                 raise ModelInputError(f"{description} takes one input, got {len(inputs)}")
             (x,) = inputs
         x = x if isinstance(x, np.ndarray) else np.asarray(x)
-        _refuse_type(description, input_name, onnx_type_of_dtype(x.dtype), version, opset)
+        _refuse_invalid(node, description, opset, version, onnx_type_of_dtype(x.dtype))
         outputs: tuple[Any, ...] = _outputs_type((output_name,))(np.asarray(relu(x, opset=opset)))
         return outputs
 

@@ -35,15 +35,12 @@ from typing import TYPE_CHECKING
 
 from ..versions import ReluVersion, version_for_opset
 from ._models import ReluSite, TypedModel, typed_relu_sites
-from ._rules import arity_problems, attribute_problems, node_label, type_refusal
+from ._rules import judge_relu, node_label
 
 if TYPE_CHECKING:
     import onnx
 
 __all__ = ["Finding", "check_model"]
-
-#: The kinds of finding, in the order a node is judged.
-FINDING_KINDS = ("arity", "attribute", "type-unknown", "type-not-allowed")
 
 
 @dataclass(frozen=True)
@@ -99,49 +96,23 @@ class Finding:
 
 def findings_for_site(site: ReluSite, version: ReluVersion, opset: int) -> list[Finding]:
     """The findings for one Relu node under ``version``, in force at the model's ``opset``
-    (empty if it is valid)."""
+    (empty if it is valid): :func:`._rules.judge_relu`'s, placed in the model."""
     node = site.node
-    input_name = node.input[0] if node.input else ""
-
-    def finding(kind: str, message: str) -> Finding:
-        return Finding(
+    return [
+        Finding(
             node_name=node.name,
             op_index=site.index,
-            input_name=input_name,
+            input_name=node.input[0] if node.input else "",
             input_type=site.input_type,
             version=version.since,
             opset=opset,
             allowed_types=version.types,
-            kind=kind,
-            message=message,
+            kind=found.kind,
+            message=found.message,
             graph=site.graph_label,
         )
-
-    found = [finding("arity", problem) for problem in arity_problems(node)]
-    found += [
-        finding("attribute", problem) for problem in attribute_problems(node, version, opset)
+        for found in judge_relu(node, opset, site.input_type, version)
     ]
-    if not input_name:
-        return found
-    if site.input_type is None:
-        found.append(
-            finding(
-                "type-unknown",
-                f"the type of input {input_name!r} cannot be inferred (shape inference could not"
-                f" determine it); declare it (graph input or value_info) so that it can be"
-                f" checked against {version.name}, which allows {', '.join(version.types)}",
-            )
-        )
-    else:
-        refusal = type_refusal(site.input_type, version, opset)
-        if refusal is not None:
-            found.append(
-                finding(
-                    "type-not-allowed",
-                    f"input {input_name!r} has type {site.input_type}. {refusal}",
-                )
-            )
-    return found
 
 
 def check_model(model_or_path: onnx.ModelProto | str | bytes) -> list[Finding]:

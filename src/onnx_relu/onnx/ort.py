@@ -176,6 +176,8 @@ def inference_session(
     threads : int
         onnxruntime's intra-op thread count (its inter-op count is 1).
 
+    Notes
+    -----
     Raises whatever onnxruntime raises for a model it cannot load or has no kernel for
     (e.g. ``NotImplemented``: "Could not find an implementation for Relu(14)"); a model stamped
     with an IR version newer than onnxruntime reads is handled as :func:`new_session` says.

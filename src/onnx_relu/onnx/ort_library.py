@@ -44,8 +44,6 @@ import sys
 import threading
 from typing import TYPE_CHECKING, Any
 
-from ..errors import InvalidModelError, UnsupportedTypeError
-
 if TYPE_CHECKING:
     import onnxruntime
 
@@ -62,8 +60,17 @@ __all__ = [
 #: The onnxruntime C API version the library asks for (onnxruntime >= 1.16 provides it).
 ORT_LIBRARY_API_VERSION = 16
 
-#: Session config entry that marks options on which the library is registered already.
+#: Session config entry that ort_session_options sets to the library's path.
 _REGISTERED_KEY = "onnx_relu.ort_library"
+#: Session config entry the library itself sets on options it has registered on, by whatever
+#: path (``SessionOptions.register_custom_ops_library`` included): it registers nothing twice.
+_LIBRARY_MARK_KEY = "onnx_relu.ort_library.registered"
+
+#: The largest streaming-store threshold the library's kernel holds: its size type's maximum.
+_MAX_NT_BYTES = min(
+    2 ** (8 * ctypes.sizeof(ctypes.c_ssize_t) - 1) - 1,
+    2 ** (8 * ctypes.sizeof(ctypes.c_longlong) - 1) - 1,
+)
 
 _FILE_NAMES = {"darwin": "libonnx_relu_ort.dylib", "win32": "onnx_relu_ort.dll"}
 
@@ -154,16 +161,21 @@ def set_ort_library_nt_threshold(n_bytes: int | None) -> int:
     True
     """
     if n_bytes is not None and (isinstance(n_bytes, bool) or not isinstance(n_bytes, int)
-                                or n_bytes < 0):
-        raise ValueError(f"the threshold must be a size in bytes >= 0 or None, got {n_bytes!r}")
+                                or not 0 <= n_bytes <= _MAX_NT_BYTES):
+        raise ValueError(
+            f"the threshold must be a size in bytes in 0..{_MAX_NT_BYTES} (2**63 - 1) or None,"
+            f" got {n_bytes!r}"
+        )
     return int(_library().onnx_relu_ort_set_nt_threshold(-1 if n_bytes is None else n_bytes))
 
 
 def ort_session_options(sess_options: onnxruntime.SessionOptions | None = None) -> Any:
     """``sess_options`` (or new ``onnxruntime.SessionOptions``) with the library registered.
 
-    Registering the same options twice is harmless (the second call registers nothing). The
-    library's thread count is set to :func:`onnx_relu.get_num_threads`.
+    Registering the same options twice is harmless (the second call registers nothing), also
+    when the library was registered on them by ``sess_options.register_custom_ops_library(
+    ort_library_path())``. The library's thread count is set to
+    :func:`onnx_relu.get_num_threads`.
 
     Parameters
     ----------
@@ -192,19 +204,28 @@ def ort_session_options(sess_options: onnxruntime.SessionOptions | None = None) 
         )
     path = ort_library_path()
     library = _library()
-    try:
-        registered = options.get_session_config_entry(_REGISTERED_KEY) == path
-    except RuntimeError:  # onnxruntime raises for a key that was never set
-        registered = False
-    if not registered:
-        options.register_custom_ops_library(path)
-        options.add_session_config_entry(_REGISTERED_KEY, path)
+    if _config_entry(options, _REGISTERED_KEY) != path:
+        if _config_entry(options, _LIBRARY_MARK_KEY) is None:
+            options.register_custom_ops_library(path)  # the library marks the options
+        if _config_entry(options, _REGISTERED_KEY) is None:
+            options.add_session_config_entry(_REGISTERED_KEY, path)
     library.onnx_relu_ort_set_num_threads(get_num_threads())
     return options
 
 
+def _config_entry(options: Any, key: str) -> str | None:
+    """A session config entry of ``options``, None if it was never set."""
+    try:
+        return str(options.get_session_config_entry(key))
+    except RuntimeError:  # onnxruntime raises for a key that was never set
+        return None
+
+
 def _refuse_invalid_relus(model: Any) -> None:
-    """Raise if a Relu node of ``model`` breaks its version's rules (the library would run it)."""
+    """Raise if a Relu node of ``model`` breaks its version's rules (the library would run it):
+    the judge's findings (through check_model, which finds every Relu and its input type), all
+    but one kind."""
+    from ._rules import refusal_class
     from .check import check_model
 
     blocking = [
@@ -216,12 +237,7 @@ def _refuse_invalid_relus(model: Any) -> None:
     ]
     if not blocking:
         return
-    error = (
-        UnsupportedTypeError
-        if any(finding.kind == "type-not-allowed" for finding in blocking)
-        else InvalidModelError
-    )
-    raise error(
+    raise refusal_class([finding.kind for finding in blocking])(
         "onnx_relu.ort_session refuses the model: the onnx-relu library's Relu would run any of"
         " the eight types at any opset, so each node's Relu version is checked first, and"
         " check_model found:\n"

@@ -41,15 +41,15 @@ from onnx.reference import ReferenceEvaluator
 from onnx.reference.op_run import OpRun
 
 from .. import relu
-from ..errors import InvalidModelError, UnsupportedTypeError
+from ..errors import InvalidModelError
 from ..versions import ReluVersion, version_for_opset
 from ._rules import (
     AI_ONNX_DOMAINS,
-    arity_problems,
-    attribute_problems,
     describe_node,
+    judge_relu,
     onnx_type_of_dtype,
-    type_refusal,
+    refusal_class,
+    refuse,
 )
 
 __all__ = ["Relu", "ReluReferenceEvaluator"]
@@ -82,11 +82,9 @@ class Relu(OpRun):
         self.opset: int = _ai_onnx_opset(run_params)
         #: the Relu version in force at that opset
         self.version: ReluVersion = version_for_opset(self.opset)
-        problems = arity_problems(onnx_node) + attribute_problems(
-            onnx_node, self.version, self.opset
-        )
-        if problems:
-            raise InvalidModelError(f"{_label(onnx_node)}: {'; '.join(problems)}")
+        # The node now; its input's type when it runs (the evaluator gives the op no types).
+        findings = judge_relu(onnx_node, self.opset, None, self.version)
+        refuse(_label(onnx_node), [found for found in findings if found.kind != "type-unknown"])
 
     def run(self, *args: Any, **kwargs: Any) -> Any:
         # Checked here rather than in _run: OpRun.run rewraps every TypeError raised by _run into
@@ -99,13 +97,8 @@ class Relu(OpRun):
         dtype = getattr(x, "dtype", None)
         if dtype is None:
             dtype = np.asarray(x).dtype
-        onnx_type = onnx_type_of_dtype(dtype)
-        refusal = type_refusal(onnx_type, self.version, self.opset)
-        if refusal is not None:
-            raise UnsupportedTypeError(
-                f"{_label(self.onnx_node)}: input {self.onnx_node.input[0]!r} has type"
-                f" {onnx_type}. {refusal}"
-            )
+        findings = judge_relu(self.onnx_node, self.opset, onnx_type_of_dtype(dtype), self.version)
+        refuse(_label(self.onnx_node), findings)
 
     def _run(self, x: Any, consumed_inputs: object = None) -> tuple[np.ndarray]:  # noqa: ARG002 - Relu-1's legacy attribute
         return (np.asarray(relu(x, opset=self.opset)),)
@@ -139,4 +132,27 @@ class ReluReferenceEvaluator(ReferenceEvaluator):
     def __init__(self, proto: Any, *args: Any, new_ops: Any = None, **kwargs: Any) -> None:
         others = [op for op in (new_ops or []) if op is not Relu]
         kwargs["new_ops"] = [Relu, *others]
+        if isinstance(proto, onnx.ModelProto):  # before the ops judge their nodes alone
+            _refuse_judged(proto)
         super().__init__(proto, *args, **kwargs)
+        if not isinstance(proto, onnx.ModelProto) and isinstance(self.proto_, onnx.ModelProto):
+            _refuse_judged(self.proto_)
+
+
+def _refuse_judged(model: onnx.ModelProto) -> None:
+    """Raise for what the judge finds in ``model`` (main graph, subgraphs, the bodies of the
+    local functions it calls), as check_model reports it, except a type that cannot be inferred
+    (the op judges the array it is given). The op alone never sees a declared type: element type
+    0 (UNDEFINED) on a graph input, or a forbidden type declared for a call of a local function,
+    would otherwise go unnoticed."""
+    from .check import _judged
+
+    blocking = [found for found in _judged(model)[1] if found.kind != "type-unknown"]
+    if not blocking:
+        return
+    by_node: dict[str, list[str]] = {}
+    for found in blocking:
+        by_node.setdefault(found.where, []).append(found.message)
+    raise refusal_class([found.kind for found in blocking])(
+        "\n".join(f"{where}: {'; '.join(messages)}" for where, messages in by_node.items())
+    )
