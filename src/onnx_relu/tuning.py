@@ -111,7 +111,7 @@ def check_num_threads(n: object) -> int:
     >>> check_num_threads(0)
     Traceback (most recent call last):
     ...
-    onnx_relu.errors.ThreadCountError: the number of threads must be in 1..256, got 0; 1 runs every call on the calling thread
+    onnx_relu.errors.ThreadCountError: the number of threads must be in 1..256, got 0; ...
     """
     if isinstance(n, bool):
         raise TypeError(f"the number of threads must be an integer, got {n!r}")
@@ -352,17 +352,17 @@ def set_cache_limits(
     Parameters
     ----------
     max_bytes : int, optional
-        Cap on the bytes of idle blocks, 0..\ :data:`MAX_CACHE_BYTES` (``sys.maxsize``: no
+        Cap on the bytes of idle blocks, 0 to :data:`MAX_CACHE_BYTES` (``sys.maxsize``: no
         cap); a lower cap gives the oldest ones back to the OS at once; 0 turns the cache off
         (outputs are allocated by numpy as usual).
     min_bytes : int, optional
         Outputs of at least this many bytes come from the cache (default 1 MiB),
-        0..\ :data:`MAX_CACHE_BYTES`.
+        0 to :data:`MAX_CACHE_BYTES`.
 
     Raises
     ------
     ValueError
-        for a size outside 0..\ :data:`MAX_CACHE_BYTES`, naming that range; TypeError for one
+        for a size outside 0 to :data:`MAX_CACHE_BYTES`, naming that range; TypeError for one
         that is not an integer.
 
     Examples

@@ -40,7 +40,12 @@ KIB = 1 << 10
 #: The thresholds for the duration (output bytes): outputs of 32 KiB and more are split over
 #: the pool in chunks of at least 4 KiB, of 128 KiB and more streamed, of 16 KiB and more taken
 #: from the output cache.
-TUNING = {"parallel_threshold": 32 * KIB, "nt_threshold": 128 * KIB, "min_chunk": 4 * KIB, "spin_ns": 0}
+TUNING = {
+    "parallel_threshold": 32 * KIB,
+    "nt_threshold": 128 * KIB,
+    "min_chunk": 4 * KIB,
+    "spin_ns": 0,
+}
 CACHE_MIN_BYTES = 16 * KIB
 #: Elements: every type crosses some thresholds between these (1 byte x 37 to 8 bytes x 70 001).
 SIZES = (37, 3_001, 20_011, 70_001)
@@ -68,9 +73,8 @@ def restore_settings():
     cache = cache_info()
     yield
     onnx_relu.set_num_threads(threads)
-    set_kernel_tuning(
-        **{key: tuning[key] for key in ("parallel_threshold", "nt_threshold", "min_chunk", "spin_ns", "nt_isa")}
-    )
+    keys = ("parallel_threshold", "nt_threshold", "min_chunk", "spin_ns", "nt_isa")
+    set_kernel_tuning(**{key: tuning[key] for key in keys})
     set_cache_limits(max_bytes=cache["max_bytes"], min_bytes=cache["min_bytes"])
 
 
@@ -201,4 +205,5 @@ def test_executing_the_module_again_keeps_the_process_settings():
     done = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
     )
-    assert (done.returncode, done.stdout.split("\n")[0], done.stderr) == (0, "3 12345 [0.0, 2.0]", "")
+    first_line = done.stdout.split("\n")[0]
+    assert (done.returncode, first_line, done.stderr) == (0, "3 12345 [0.0, 2.0]", "")

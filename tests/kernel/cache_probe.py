@@ -24,7 +24,7 @@ def build(folder: Path) -> Path:
     """Compile the probe library into ``folder``; its path."""
     compiler = os.environ.get("CC", "cc")
     if shutil.which(compiler) is None:
-        pytest.fail(f"no C compiler {compiler!r} (set CC): the cache probe needs one, as the build does")
+        pytest.fail(f"no C compiler {compiler!r} (set CC): the cache probe is built from C")
     library = folder / "cache_probe.so"
     command = [
         compiler, "-std=c11", "-O2", "-Wall", "-Wextra", "-shared", "-fPIC", "-DRELU_API=",
@@ -55,7 +55,10 @@ class CacheProbe:
         self._lib = lib
 
     def read_caches(
-        self, sysfs_root: str | os.PathLike[str], *, sysconf_l2: int | None = None,
+        self,
+        sysfs_root: str | os.PathLike[str],
+        *,
+        sysconf_l2: int | None = None,
         sysconf_l3: int | None = None,
     ) -> dict[str, int | str]:
         """The caches read from a sysfs tree, then the sysconf figures (None: this machine's)."""

@@ -82,8 +82,12 @@ def test_the_old_sysconf_figures_would_not_have_streamed(probe):
         (-1, -1, (1 * MiB, 32 * MiB, "default")),  # sysconf's "unknown"
     ],
 )
-def test_missing_tree_falls_back_to_sysconf_then_defaults(probe, tmp_path, sysconf_l2, sysconf_l3, expected):
-    caches = probe.read_caches(tmp_path / "no-such-sys", sysconf_l2=sysconf_l2, sysconf_l3=sysconf_l3)
+def test_missing_tree_falls_back_to_sysconf_then_defaults(
+    probe, tmp_path, sysconf_l2, sysconf_l3, expected
+):
+    caches = probe.read_caches(
+        tmp_path / "no-such-sys", sysconf_l2=sysconf_l2, sysconf_l3=sysconf_l3
+    )
     assert (caches["l2_bytes"], caches["llc_bytes"], caches["cache_source"]) == expected
     assert caches["llc_shared_cpus"] == 0
 
