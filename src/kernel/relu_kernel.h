@@ -21,7 +21,7 @@
  * for +0, positive numbers, +inf and NaNs of either sign; everything else becomes the pattern 0,
  * which is +0.0. For integers the threshold is 0.
  *
- * Users: the NumPy ufunc (src/onnx_relu/_relu_numpy.c) and programs that link the kernel as a
+ * Users: the NumPy ufunc (src/onnx_relu/_relu_ufunc.c) and programs that link the kernel as a
  * static library (an onnxruntime custom-op library). Each copy of the kernel in a process keeps
  * its own tuning and thread pool (every symbol has hidden visibility, see relu_platform.h).
  *

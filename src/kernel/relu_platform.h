@@ -32,11 +32,20 @@
 #define RELU_ATOMIC(type) _Atomic(type)
 #define RELU_LOAD(var) atomic_load_explicit(&(var), memory_order_relaxed)
 #define RELU_STORE(var, value) atomic_store_explicit(&(var), (value), memory_order_relaxed)
+#define RELU_EXCHANGE(var, value) atomic_exchange_explicit(&(var), (value), memory_order_relaxed)
 #else
 #define RELU_HAVE_THREADS 0
 #define RELU_ATOMIC(type) type
 #define RELU_LOAD(var) (var)
 #define RELU_STORE(var, value) ((var) = (value))
+#define RELU_EXCHANGE(var, value) relu_exchange_int(&(var), (value))
+static inline int
+relu_exchange_int(int *var, int value)
+{
+    const int previous = *var;
+    *var = value;
+    return previous;
+}
 #endif
 
 /* Streaming (non-temporal) stores: x86-64 with a compiler that has vector extensions. */

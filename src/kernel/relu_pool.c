@@ -123,7 +123,8 @@ struct relu_pool {
     pthread_cond_t wake;             /* a new job: generation changed */
     pthread_cond_t finished;         /* done reached the job's parts */
     atomic_ulong generation;         /* incremented (under lock) for every job */
-    int nworkers;                    /* started so far; only grows */
+    atomic_int nworkers;             /* started so far; only grows (written by the flag's holder,
+                                        read without it by relu_pool_workers) */
     int active;                      /* workers 0 .. active-1 take part in the current job */
     relu_job job;
     _Atomic(uint64_t) claim;
@@ -134,8 +135,32 @@ struct relu_pool {
 /*
  * The pool and the flag that gives one caller at a time the right to use (and create or grow)
  * it. A caller that cannot take the flag runs its call serially: no waiting, no deadlock.
+ *
+ * Memory ordering (written for weak-memory CPUs such as arm64, where it cannot be tested here;
+ * x86-64 orders more than C11 promises). Every hand-off is a release paired with an acquire, or
+ * a mutex, which is both:
+ *  - caller to caller: taking relu_pool_busy is an acquire CAS and giving it back a release
+ *    store, so the pool a previous holder created or grew (relu_pool_instance, every worker's
+ *    record, the mutex and condition variables) is complete for the next holder.
+ *  - caller to workers: the job (pool->job, active) is written under pool->lock and the
+ *    generation is bumped, with a release store, under the same lock; a worker reads the job
+ *    under the lock after seeing the new generation (under the lock, or by an acquire load while
+ *    spinning and then taking the lock), so it reads this job's fields, and the caller's writes
+ *    to the input before the call (in program order before the lock) are visible to it. The
+ *    claim word is stored (release) before the generation, so a worker that sees the new
+ *    generation also sees the claim word tagged with it.
+ *  - claims: a chunk is handed out by an acq_rel CAS on `claim`, so each chunk goes to exactly
+ *    one thread, and a worker that woke late for an old generation finds the tag changed.
+ *  - workers to caller: each worker finishes its chunk's stores and then counts it with an
+ *    acq_rel fetch_add on `done`; the caller waits for `done` to reach the parts with acquire
+ *    loads (spinning) or under the lock (after the worker's signal under the same lock), so
+ *    every store to the output happens before the caller returns it to Python. Streaming stores
+ *    are weakly ordered even on x86-64: the kernel ends each chunk's streaming loop with a store
+ *    fence (relu_kernel.c) before the chunk is counted.
+ *  - relu_pool_workers (a report) reads the instance with an acquire load and the count
+ *    relaxed, without the flag: it may see a count that is just out of date, never a torn one.
  */
-static relu_pool *relu_pool_instance = NULL; /* accessed only by the holder of relu_pool_busy */
+static _Atomic(relu_pool *) relu_pool_instance = NULL; /* written only by the flag's holder */
 static atomic_int relu_pool_busy = 0;
 
 /* Run chunks of the job of `generation` until none is left; returns when there is nothing to claim. */
@@ -240,7 +265,7 @@ relu_worker_main(void *arg)
 static relu_pool *
 relu_pool_get(int workers)
 {
-    relu_pool *pool = relu_pool_instance;
+    relu_pool *pool = atomic_load_explicit(&relu_pool_instance, memory_order_relaxed);
     if (pool == NULL) {
         pool = (relu_pool *)calloc(1, sizeof(relu_pool));
         if (pool == NULL) {
@@ -264,12 +289,14 @@ relu_pool_get(int workers)
         atomic_init(&pool->claim, 0);
         atomic_init(&pool->generation, 0);
         atomic_init(&pool->done, 0);
-        relu_pool_instance = pool;
+        atomic_init(&pool->nworkers, 0);
+        atomic_store_explicit(&relu_pool_instance, pool, memory_order_release);
     }
     if (workers > RELU_MAX_THREADS - 1) {
         workers = RELU_MAX_THREADS - 1;
     }
-    if (pool->nworkers >= workers) {
+    int started = atomic_load_explicit(&pool->nworkers, memory_order_relaxed);
+    if (started >= workers) {
         return pool;
     }
     pthread_attr_t attr;
@@ -282,16 +309,16 @@ relu_pool_get(int workers)
     sigset_t all, previous;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &previous);
-    while (pool->nworkers < workers) {
-        relu_worker *worker = &pool->workers[pool->nworkers];
+    while (started < workers) {
+        relu_worker *worker = &pool->workers[started];
         worker->pool = pool;
-        worker->id = pool->nworkers;
+        worker->id = started;
         worker->start_generation = atomic_load_explicit(&pool->generation, memory_order_relaxed);
         pthread_t thread;
         if (pthread_create(&thread, &attr, relu_worker_main, worker) != 0) {
             break; /* run with the workers there are */
         }
-        pool->nworkers++;
+        atomic_store_explicit(&pool->nworkers, ++started, memory_order_relaxed);
     }
     pthread_sigmask(SIG_SETMASK, &previous, NULL);
     pthread_attr_destroy(&attr);
@@ -307,7 +334,8 @@ relu_pool_run(const relu_job *job, int threads)
         return 0;
     }
     relu_pool *pool = relu_pool_get(threads - 1);
-    const int workers = pool == NULL ? 0 : (pool->nworkers < threads - 1 ? pool->nworkers : threads - 1);
+    const int started = pool == NULL ? 0 : atomic_load_explicit(&pool->nworkers, memory_order_relaxed);
+    const int workers = started < threads - 1 ? started : threads - 1;
     if (workers < 1) {
         atomic_store_explicit(&relu_pool_busy, 0, memory_order_release);
         return 0;
@@ -344,29 +372,33 @@ relu_pool_run(const relu_job *job, int threads)
 static void
 relu_after_fork_in_child(void)
 {
-    relu_pool_instance = NULL;
+    atomic_store_explicit(&relu_pool_instance, NULL, memory_order_relaxed);
     atomic_store_explicit(&relu_pool_busy, 0, memory_order_relaxed);
+}
+
+/* Installed once per process whoever asks, and from however many threads. */
+static pthread_once_t relu_fork_handler_once = PTHREAD_ONCE_INIT;
+static int relu_fork_handler_result = -1;
+
+static void
+relu_install_fork_handler_once(void)
+{
+    relu_fork_handler_result = pthread_atfork(NULL, NULL, relu_after_fork_in_child) == 0 ? 0 : -1;
 }
 
 int
 relu_pool_install_fork_handler(void)
 {
-    static int installed = 0;
-    if (!installed) {
-        if (pthread_atfork(NULL, NULL, relu_after_fork_in_child) != 0) {
-            return -1;
-        }
-        installed = 1;
-    }
-    return 0;
+    pthread_once(&relu_fork_handler_once, relu_install_fork_handler_once);
+    return relu_fork_handler_result;
 }
 
 int
 relu_pool_workers(void)
 {
     /* Informational only: read without taking the flag. */
-    relu_pool *pool = relu_pool_instance;
-    return pool == NULL ? 0 : pool->nworkers;
+    relu_pool *pool = atomic_load_explicit(&relu_pool_instance, memory_order_acquire);
+    return pool == NULL ? 0 : atomic_load_explicit(&pool->nworkers, memory_order_relaxed);
 }
 #else
 int

@@ -33,7 +33,8 @@ RELU_API relu_settings relu_tuning = {
     .nt_isa = RELU_ISA_NONE,
 };
 
-/* Found once by relu_tuning_init. */
+/* Found once by relu_tuning_init, before any call reads them (its caller runs it once and
+ * publishes the kernel after it: pthread_once in the NumPy module), then only read. */
 static relu_isa relu_best_isa = RELU_ISA_NONE;
 static relu_caches relu_found_caches = {0, 0, 0, "default"};
 static relu_vendor relu_found_vendor = RELU_VENDOR_OTHER;
@@ -382,9 +383,7 @@ relu_set_num_threads(int count)
     if (count < 1 || count > RELU_MAX_THREADS) {
         return -1;
     }
-    const int previous = RELU_LOAD(relu_tuning.num_threads);
-    RELU_STORE(relu_tuning.num_threads, count);
-    return previous;
+    return RELU_EXCHANGE(relu_tuning.num_threads, count); /* concurrent setters: each gets its own */
 }
 
 static void

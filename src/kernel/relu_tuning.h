@@ -3,9 +3,12 @@
  * call uses threads and streaming stores, the streaming-store ISA, the pool's spin time, and the
  * cache sizes the streaming-store threshold is derived from.
  *
- * Every setting is read (relaxed) by every call and written by the setters below; a call that
- * races with a setter sees the old or the new value, either of which is valid. Callers serialise
- * their own setters (the NumPy module calls them under the GIL).
+ * Every setting is an atomic, read (relaxed) by every call and written by the setters below,
+ * which any thread may call at any time, with or without a lock: a call that races with a
+ * setter sees the old or the new value of each setting, any combination of which is valid (each
+ * setting only chooses between correct code paths). relu_set_num_threads returns the count it
+ * replaced (an atomic exchange). A caller that needs several settings changed as one step, or
+ * the previous values of several, serialises its own setters (the NumPy module has a lock).
  */
 #ifndef RELU_TUNING_H
 #define RELU_TUNING_H

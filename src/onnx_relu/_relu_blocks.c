@@ -336,31 +336,42 @@ relu_blocks_release(void)
     return relu_unmap_chain(evicted);
 }
 
-relu_blocks_stats
-relu_blocks_get_stats(void)
+/* The statistics with the lock held. */
+static relu_blocks_stats
+relu_stats_locked(void)
 {
-    relu_lock();
     relu_blocks_stats stats = relu_cache.stats;
-    relu_unlock();
     stats.max_bytes = RELU_BLOCKS_LOAD(relu_cache_max_bytes);
     stats.min_bytes = RELU_BLOCKS_LOAD(relu_cache_min_bytes);
     return stats;
 }
 
 relu_blocks_stats
+relu_blocks_get_stats(void)
+{
+    relu_lock();
+    const relu_blocks_stats stats = relu_stats_locked();
+    relu_unlock();
+    return stats;
+}
+
+relu_blocks_stats
 relu_blocks_configure(ptrdiff_t max_bytes, ptrdiff_t min_bytes)
 {
-    const relu_blocks_stats before = relu_blocks_get_stats();
+    /* One step under the lock, so that concurrent callers each get back the limits they
+     * replaced; the blocks a lower cap evicts are unmapped after it. */
+    relu_block *evicted = NULL;
+    relu_lock();
+    const relu_blocks_stats before = relu_stats_locked();
     if (min_bytes >= 0) {
         RELU_BLOCKS_STORE(relu_cache_min_bytes, (size_t)min_bytes);
     }
     if (max_bytes >= 0) {
-        relu_lock();
         RELU_BLOCKS_STORE(relu_cache_max_bytes, (size_t)max_bytes);
-        relu_block *evicted = relu_evict_to((size_t)max_bytes);
-        relu_unlock();
-        relu_unmap_chain(evicted);
+        evicted = relu_evict_to((size_t)max_bytes);
     }
+    relu_unlock();
+    relu_unmap_chain(evicted);
     return before;
 }
 

@@ -7,7 +7,7 @@
  * 0.28-0.62 of relu(x, out=y). Keeping freed blocks and handing them out again makes the
  * steady state as fast as out=.
  *
- * The NumPy module (_relu_numpy.c) serves these functions to NumPy as a memory handler
+ * The NumPy module (_relu_memory.c) serves these functions to NumPy as a memory handler
  * (NEP 49), set only around the allocation of relu's output: every array remembers its handler
  * and is freed through it, so only those outputs come from and go back to the cache.
  *
@@ -20,7 +20,9 @@
  * if that fails, the idle blocks are released and the mapping is tried once more before NULL
  * (NumPy then raises MemoryError).
  *
- * Thread-safe (one mutex; unmapping happens outside it); fork-safe (pthread_atfork: the child
+ * Thread-safe without the GIL (one mutex guards the idle list and the statistics; the cap and
+ * the minimum are atomics, written under it and read without it by every allocating call;
+ * unmapping happens outside it); fork-safe (pthread_atfork: the child
  * keeps the idle blocks, which are its own copy-on-write mappings, with a fresh mutex).
  */
 #ifndef RELU_BLOCKS_H

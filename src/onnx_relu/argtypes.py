@@ -53,14 +53,11 @@ def positive_number(unit: str) -> Callable[[str], float]:
 
 def thread_count(text: str) -> int:
     """A kernel thread count, an integer in 1..MAX_THREADS (``--threads``)."""
-    from .tuning import MAX_THREADS
+    from .tuning import MAX_THREADS, check_num_threads
 
     try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if not 1 <= value <= MAX_THREADS:
+        return check_num_threads(int(text))
+    except ValueError:  # not a whole number, or out of range (ThreadCountError)
         raise argparse.ArgumentTypeError(
             f"must be an integer in 1..{MAX_THREADS} (threads), got {text!r}"
-        )
-    return value
+        ) from None

@@ -8,16 +8,21 @@ smaller calls run on the calling thread. The count is process-wide: it comes fro
 The kernel's other settings (the output sizes from which it uses threads and streaming stores,
 the smallest chunk a thread gets, the streaming-store instruction set, how long idle threads
 spin) and what it detected about the machine (cache sizes) are read with :func:`kernel_tuning`
-and changed with :func:`set_kernel_tuning` or, for a block, :func:`kernel_tuned`; tests and
-benchmarks use them to reach every code path on small arrays. :func:`copy_ceiling` is the
-benchmark's copy, split and stored like a relu call.
+and changed with :func:`set_kernel_tuning` or, for a block, :func:`kernel_tuned` (a program
+that knows its arrays better than the defaults do; with thresholds of 0 every code path runs on
+small arrays too). :func:`copy_ceiling` is the copy ``onnx-relu bench`` compares relu with,
+split and stored like a relu call.
 
 The output cache: ``relu(x)`` takes outputs of at least 1 MiB from a bounded cache of blocks
 freed by earlier outputs (NumPy's memory-handler API, set only for those outputs), because fresh
 pages from the OS cost more than relu itself. Idle blocks are capped at 1 GiB
 (``ONNX_RELU_CACHE_BYTES``; 0 turns the cache off); :func:`cache_info`, :func:`set_cache_limits`
-and :func:`release_cache` inspect, change and empty it. This module wraps the compiled module's
-private functions, so that tests, tools and benchmarks need none of them.
+and :func:`release_cache` inspect, change and empty it.
+
+Every function here may be called from any thread at any time, also on a free-threaded Python:
+each setting is changed in one step, and the functions that return the previous settings return
+what that call replaced. How the environment variables are read at import is
+``onnx_relu._environment``'s business.
 """
 
 from __future__ import annotations
@@ -25,10 +30,9 @@ from __future__ import annotations
 import contextlib
 import operator
 import os
-import re
+import sys
 import threading
-import warnings
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from typing import Any
 
 from . import _relu
@@ -36,8 +40,13 @@ from .errors import ThreadCountError
 
 __all__ = [
     "MAX_THREADS",
+    "MAX_CACHE_BYTES",
     "ENV_NUM_THREADS",
     "ENV_NT_THRESHOLD",
+    "ENV_PARALLEL_THRESHOLD",
+    "ENV_CACHE_BYTES",
+    "ENV_CACHE_MIN_BYTES",
+    "check_num_threads",
     "get_num_threads",
     "set_num_threads",
     "num_threads",
@@ -45,24 +54,23 @@ __all__ = [
     "kernel_tuning",
     "set_kernel_tuning",
     "kernel_tuned",
-    "ENV_PARALLEL_THRESHOLD",
-    "ENV_CACHE_BYTES",
-    "ENV_CACHE_MIN_BYTES",
     "cache_info",
     "set_cache_limits",
     "release_cache",
     "copy_ceiling",
-    "parse_size",
-    "configure_from_environment",
 ]
 
+# The environment variables ``import onnx_relu`` applies (onnx_relu._environment reads them).
 ENV_NUM_THREADS = "ONNX_RELU_NUM_THREADS"
 ENV_NT_THRESHOLD = "ONNX_RELU_NT_THRESHOLD"
 ENV_PARALLEL_THRESHOLD = "ONNX_RELU_PARALLEL_THRESHOLD"
 ENV_CACHE_BYTES = "ONNX_RELU_CACHE_BYTES"
 ENV_CACHE_MIN_BYTES = "ONNX_RELU_CACHE_MIN_BYTES"
-#: The largest thread count the kernel accepts (256).
+#: The largest thread count the kernel accepts (256): the range is the kernel's, 1..MAX_THREADS.
 MAX_THREADS: int = _relu.MAX_THREADS
+#: The largest cap and minimum size of the output cache, ``sys.maxsize`` bytes (2**63 - 1 on
+#: 64-bit platforms): as a cap, no limit.
+MAX_CACHE_BYTES: int = sys.maxsize
 
 
 def default_num_threads() -> int:
@@ -83,7 +91,28 @@ def default_num_threads() -> int:
     return max(1, min(count or 1, MAX_THREADS))
 
 
-def _checked_count(n: object) -> int:
+def check_num_threads(n: object) -> int:
+    """``n`` as an ``int`` if it is a thread count the kernel accepts (1..256), else an error.
+
+    The one check of the thread range, for :func:`set_num_threads`, :func:`num_threads`, the
+    command line's ``--threads`` and the onnxruntime library.
+
+    Raises
+    ------
+    ThreadCountError
+        (a ``ValueError``) if ``n`` is not in 1..256.
+    TypeError
+        if ``n`` is not an integer (``bool`` included).
+
+    Examples
+    --------
+    >>> check_num_threads(4)
+    4
+    >>> check_num_threads(0)
+    Traceback (most recent call last):
+    ...
+    onnx_relu.errors.ThreadCountError: the number of threads must be in 1..256, got 0; ...
+    """
     if isinstance(n, bool):
         raise TypeError(f"the number of threads must be an integer, got {n!r}")
     try:
@@ -133,7 +162,7 @@ def set_num_threads(n: int) -> int:
     1
     >>> _ = onnx_relu.set_num_threads(previous)
     """
-    return _relu._set_num_threads(_checked_count(n))
+    return _relu._set_num_threads(check_num_threads(n))
 
 
 class _OpenBlock:
@@ -176,7 +205,7 @@ def num_threads(n: int) -> Iterator[int]:
     ...     onnx_relu.get_num_threads()
     1
     """
-    count = _checked_count(n)
+    count = check_num_threads(n)
     with _blocks_lock:
         block = _OpenBlock(_relu._set_num_threads(count))
         _open_blocks.append(block)
@@ -286,30 +315,6 @@ def copy_ceiling(src: object, dst: object, *, nontemporal: bool = True) -> None:
     _relu._copy(src, dst, nontemporal=nontemporal)
 
 
-# ASCII digits only: Python's \d and int() also take other scripts' digits ("\uff13") and
-# int() takes underscores ("3_0"), which no one means in an environment variable.
-_SIZE = re.compile(r"^\s*([0-9]+)\s*([kmg]i?b?|b)?\s*$", re.IGNORECASE)
-_WHOLE_NUMBER = re.compile(r"^[+]?[0-9]+$")
-_UNIT = {"": 1, "b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
-#: The largest streaming-store threshold (what "never" means): 4 EiB. Larger sizes do not fit
-#: the kernel's signed size type and are refused like any other bad value.
-NT_THRESHOLD_NEVER = 1 << 62
-
-
-def parse_size(text: str) -> int | None:
-    """Bytes from "4194304", "4M", "4MiB", "512k"; None if the text is none of those.
-
-    Examples
-    --------
-    >>> parse_size("4M"), parse_size("512k"), parse_size("lots")
-    (4194304, 524288, None)
-    """
-    match = _SIZE.match(text)
-    if match is None:
-        return None
-    return int(match.group(1)) * _UNIT[(match.group(2) or "")[:1].lower()]
-
-
 def cache_info() -> dict[str, int]:
     """The output cache as it stands, as a new dict.
 
@@ -317,8 +322,12 @@ def cache_info() -> dict[str, int]:
     at least this size use the cache), ``cached_bytes`` and ``cached_blocks`` (idle blocks kept
     for reuse), ``live_blocks`` and ``live_bytes`` (blocks held by arrays now), ``hits`` and
     ``misses`` (allocations served from idle blocks, and new mappings), ``failures``
-    (allocations that failed: numpy raised MemoryError). Sizes are mapped bytes: a block is its
-    array's size plus a 64-byte header, rounded up to 2 MiB (4 KiB below 2 MiB).
+    (allocations that failed: numpy raised MemoryError). Sizes are mapped bytes: a block is one
+    4 KiB page of header followed by its array's data, which is rounded up to whole 4 KiB pages
+    when the array is smaller than 2 MiB, and to whole 2 MiB (huge) pages when it is 2 MiB or
+    more (so a 2 MiB array takes 2 MiB + 4 KiB, a 3 MiB one 4 MiB + 4 KiB); an empty array's
+    data still takes one page. An allocation reuses an idle block that fits if at most half of
+    that block is left over.
 
     Examples
     --------
@@ -343,15 +352,18 @@ def set_cache_limits(
     Parameters
     ----------
     max_bytes : int, optional
-        Cap on the bytes of idle blocks; a lower cap gives the oldest ones back to the OS at
-        once; 0 turns the cache off (outputs are allocated by numpy as usual).
+        Cap on the bytes of idle blocks, 0 to :data:`MAX_CACHE_BYTES` (``sys.maxsize``: no
+        cap); a lower cap gives the oldest ones back to the OS at once; 0 turns the cache off
+        (outputs are allocated by numpy as usual).
     min_bytes : int, optional
-        Outputs of at least this many bytes come from the cache (default 1 MiB).
+        Outputs of at least this many bytes come from the cache (default 1 MiB),
+        0 to :data:`MAX_CACHE_BYTES`.
 
     Raises
     ------
     ValueError
-        for a negative size; TypeError for one that is not an integer.
+        for a size outside 0 to :data:`MAX_CACHE_BYTES`, naming that range; TypeError for one
+        that is not an integer.
 
     Examples
     --------
@@ -366,8 +378,12 @@ def set_cache_limits(
             continue
         if isinstance(value, bool) or not isinstance(value, int):
             raise TypeError(f"{name} must be an integer number of bytes, got {value!r}")
-        if value < 0:
-            raise ValueError(f"{name} must be >= 0 bytes, got {value}")
+        if not 0 <= value <= MAX_CACHE_BYTES:
+            bound = ">= 0" if value < 0 else f"<= {MAX_CACHE_BYTES}"
+            raise ValueError(
+                f"{name} must be {bound} bytes, got {value};"
+                f" allowed: 0..{MAX_CACHE_BYTES} (sys.maxsize, which as a cap means no limit)"
+            )
     return _relu._set_cache(**{name: value for name, value in given.items() if value is not None})
 
 
@@ -387,92 +403,3 @@ def release_cache() -> int:
     0
     """
     return _relu._release_cache()
-
-
-def _turn_off_output_cache() -> None:
-    """Turn the output cache off and empty it (``import onnx_relu`` registers this at exit)."""
-    _relu._set_cache(max_bytes=0)
-
-
-def _size_from_environment(
-    environ: Mapping[str, str], name: str, allowed: str, default: object
-) -> int | None:
-    """The size in ``environ[name]`` in bytes; None if unset; a RuntimeWarning and None if bad."""
-    text = environ.get(name, "").strip()
-    if not text:
-        return None
-    never = "never" in allowed
-    size = NT_THRESHOLD_NEVER if never and text.lower() == "never" else parse_size(text)
-    if size is None:
-        warnings.warn(
-            f"{name}={text!r} is not {allowed}; using the default, {default} bytes",
-            RuntimeWarning,
-            stacklevel=3,
-        )
-    elif size > NT_THRESHOLD_NEVER:  # would not fit the kernel's signed size type
-        largest = (
-            f"the largest threshold ({NT_THRESHOLD_NEVER} bytes, which is what 'never' means)"
-            if never
-            else f"the largest size allowed ({NT_THRESHOLD_NEVER} bytes)"
-        )
-        warnings.warn(
-            f"{name}={text!r} is {size} bytes, more than {largest}; using the default,"
-            f" {default} bytes",
-            RuntimeWarning,
-            stacklevel=3,
-        )
-        return None
-    return size
-
-
-def configure_from_environment(environ: Mapping[str, str] = os.environ) -> None:
-    """Apply the ONNX_RELU_* environment variables (``import onnx_relu`` does, once).
-
-    ``ONNX_RELU_NUM_THREADS`` (thread count), ``ONNX_RELU_NT_THRESHOLD`` and
-    ``ONNX_RELU_PARALLEL_THRESHOLD`` (output sizes from which streaming stores and threads are
-    used), ``ONNX_RELU_CACHE_BYTES`` and ``ONNX_RELU_CACHE_MIN_BYTES`` (the output cache's cap
-    and minimum size). A bad value does not stop the import: it gives a RuntimeWarning naming
-    the variable, the value, what is allowed and the default used instead.
-
-    Examples
-    --------
-    >>> import onnx_relu
-    >>> previous = onnx_relu.get_num_threads()
-    >>> configure_from_environment({"ONNX_RELU_NUM_THREADS": "1"})
-    >>> onnx_relu.get_num_threads()
-    1
-    >>> _ = onnx_relu.set_num_threads(previous)
-    """
-    count = default_num_threads()
-    text = environ.get(ENV_NUM_THREADS, "").strip()
-    if text:
-        try:
-            if not _WHOLE_NUMBER.match(text):
-                raise ValueError(text)
-            count = _checked_count(int(text))
-        except (ValueError, TypeError):
-            warnings.warn(
-                f"{ENV_NUM_THREADS}={text!r} is not a whole number in 1..{MAX_THREADS};"
-                f" using {count} (the CPUs available to this process)",
-                RuntimeWarning,
-                stacklevel=2,
-            )
-    _relu._set_num_threads(count)
-
-    tuning = _relu._tuning()
-    cache = _relu._cache_info()
-    sizes = "a size in bytes (e.g. 4194304, 4M, 1G)"
-    nt = _size_from_environment(
-        environ, ENV_NT_THRESHOLD, f"{sizes} or 'never'", tuning["default_nt_threshold"]
-    )
-    parallel = _size_from_environment(
-        environ, ENV_PARALLEL_THRESHOLD, f"{sizes} or 'never'", tuning["parallel_threshold"]
-    )
-    settings = {"nt_threshold": nt, "parallel_threshold": parallel}
-    _relu._set_tuning(**{key: value for key, value in settings.items() if value is not None})
-    cache_bytes = _size_from_environment(
-        environ, ENV_CACHE_BYTES, f"{sizes}; 0 turns the cache off", cache["max_bytes"]
-    )
-    cache_min = _size_from_environment(environ, ENV_CACHE_MIN_BYTES, sizes, cache["min_bytes"])
-    limits = {"max_bytes": cache_bytes, "min_bytes": cache_min}
-    _relu._set_cache(**{key: value for key, value in limits.items() if value is not None})

@@ -14,6 +14,7 @@ import pytest
 
 import onnx_relu
 from onnx_relu import bench
+from onnx_relu._environment import parse_size
 from tests.support.cli import SCRIPT
 from tests.support.dtypes import relu_type
 
@@ -210,7 +211,7 @@ def test_scan_prints_the_settings_that_reproduce_it(command):
     for line in settings:  # each value is one the variable accepts
         if line.strip():
             value = line.strip().split("=")[1]
-            assert value == "never" or onnx_relu.tuning.parse_size(value) is not None
+            assert value == "never" or parse_size(value) is not None
 
 
 def test_onnx_relu_bench_subcommand_runs_the_harness(tmp_path):

@@ -22,7 +22,8 @@ import numpy as np
 import pytest
 
 from onnx_relu import relu, relu_ufunc
-from onnx_relu.tuning import cache_info, configure_from_environment, release_cache, set_cache_limits
+from onnx_relu._environment import configure_from_environment
+from onnx_relu.tuning import cache_info, release_cache, set_cache_limits
 from tests.support.dtypes import RELU_DTYPES
 from tests.support.oracle import as_bits, expected_relu
 from tests.support.values import mixed_values
@@ -369,3 +370,22 @@ def test_allocation_failure_is_numpys_memory_error_and_loses_nothing():
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["MemoryError", "1", "0", "True", "True"]
+
+
+@pytest.mark.parametrize("size", [2**63, 2**64, 2**100])
+@pytest.mark.parametrize("name", ["max_bytes", "min_bytes"])
+def test_limits_beyond_sys_maxsize_are_a_value_error_naming_the_range(name, size):
+    before = cache_info()
+    with pytest.raises(ValueError, match=rf"^{name} must be <= {sys.maxsize} bytes, got {size};"
+                       rf" allowed: 0\.\.{sys.maxsize} \(sys\.maxsize, which as a cap means no limit\)$"):
+        set_cache_limits(**{name: size})
+    after = cache_info()
+    assert (after["max_bytes"], after["min_bytes"]) == (before["max_bytes"], before["min_bytes"])
+
+
+def test_sys_maxsize_is_the_largest_cap_and_means_no_limit():
+    previous = set_cache_limits(max_bytes=sys.maxsize)
+    try:
+        assert cache_info()["max_bytes"] == sys.maxsize
+    finally:
+        set_cache_limits(max_bytes=previous["max_bytes"])

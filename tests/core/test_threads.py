@@ -20,8 +20,8 @@ import numpy as np
 import pytest
 
 import onnx_relu
+from onnx_relu._environment import configure_from_environment
 from onnx_relu.tuning import (
-    configure_from_environment,
     copy_ceiling,
     default_num_threads,
     kernel_tuning,
@@ -357,8 +357,8 @@ def test_environment_variable_sets_the_count(value):
 
 @pytest.mark.parametrize(
     "value",
-    # "3_0" and full-width "\uff13" are numbers to Python's int(), not to a user (issue 13, 12);
-    # the last is beyond any integer the kernel can hold (issue 13, 5).
+    # "3_0" and full-width "\uff13" are numbers to Python's int(), not to a user; the last is
+    # beyond any integer the kernel can hold.
     ["abc", "0", "-2", "257", "1.5", "3_0", "\uff13", "9" * 30],
 )
 def test_bad_environment_variable_warns_and_uses_the_default(value):
@@ -427,7 +427,7 @@ def stderr_of_import_with_default_nt_threshold(value: str) -> str:
     "value", ["9000000000G", str(1 << 63), str((1 << 62) + 1), "99999999999999999999999k"]
 )
 def test_huge_nt_threshold_environment_variable_warns(value):
-    # issue 13, item 5: 2**63 bytes or more crashed the import with OverflowError.
+    # 2**63 bytes or more does not fit the kernel's sizes: a warning and the default, no crash.
     stderr = stderr_of_import_with_default_nt_threshold(value)
     assert f"ONNX_RELU_NT_THRESHOLD={value!r} is " in stderr
     assert "more than the largest threshold (4611686018427387904 bytes" in stderr
@@ -499,7 +499,7 @@ def test_docs_performance_page_examples_run(restore_tuning):
 
 
 def test_num_threads_blocks_overlapping_in_two_threads_leave_no_stale_count(restore_tuning):
-    # issue 13, item 10: A enters 1, B enters 4, A exits, B exits left the count at 1 for good.
+    # A enters 1, B enters 4, A exits, B exits: the count from before A's block comes back.
     onnx_relu.set_num_threads(3)
     steps = [threading.Event() for _ in range(4)]
     seen: dict[str, int] = {}

@@ -8,7 +8,8 @@ sysconf reports the whole package's L3 on AMD EPYC (320 MiB where one core sees 
 kept the streaming-store threshold at 640 MiB, where it never fired.
 
 These functions have no public API (they feed ``onnx_relu.tuning.kernel_tuning()``), so the
-tests call the compiled module's private wrappers of the kernel's pure functions.
+tests build them from src/kernel into a small library of their own (tests/kernel/cache_probe.c)
+and call it through ctypes.
 """
 
 from __future__ import annotations
@@ -17,11 +18,18 @@ from pathlib import Path
 
 import pytest
 
-from onnx_relu import _relu
 from onnx_relu.tuning import kernel_tuning
+
+from .cache_probe import CacheProbe, build
 
 TREES = Path(__file__).resolve().parent / "sysfs"
 KiB, MiB = 1 << 10, 1 << 20
+
+
+@pytest.fixture(scope="module")
+def probe(tmp_path_factory):
+    """The kernel's cache functions, built from the repository's sources for this module."""
+    return CacheProbe(build(tmp_path_factory.mktemp("cache-probe")))
 
 # machine: (sysconf L2, sysconf L3 as glibc reported them there, vendor, the caches expected)
 MACHINES = {
@@ -35,9 +43,9 @@ MACHINES = {
 
 
 @pytest.mark.parametrize("machine", sorted(MACHINES))
-def test_sysfs_wins_over_sysconf(machine):
+def test_sysfs_wins_over_sysconf(probe, machine):
     sysconf_l2, sysconf_l3, _, (l2, llc, shared) = MACHINES[machine]
-    caches = _relu._read_caches(TREES / machine, sysconf_l2=sysconf_l2, sysconf_l3=sysconf_l3)
+    caches = probe.read_caches(TREES / machine, sysconf_l2=sysconf_l2, sysconf_l3=sysconf_l3)
     assert caches == {
         "l2_bytes": l2, "llc_bytes": llc, "llc_shared_cpus": shared, "cache_source": "sysfs"
     }
@@ -47,10 +55,10 @@ def test_sysfs_wins_over_sysconf(machine):
     ("machine", "threshold"),
     [("amd-zen3-avx2", 16 * MiB), ("amd-zen-avx512", 16 * MiB), ("intel-emerald-rapids", 2 * MiB)],
 )
-def test_streaming_rule_on_recorded_machines(machine, threshold):
+def test_streaming_rule_on_recorded_machines(probe, machine, threshold):
     sysconf_l2, sysconf_l3, vendor, _ = MACHINES[machine]
-    caches = _relu._read_caches(TREES / machine, sysconf_l2=sysconf_l2, sysconf_l3=sysconf_l3)
-    rule = _relu._default_nt_threshold(vendor, caches["l2_bytes"], caches["llc_bytes"])
+    caches = probe.read_caches(TREES / machine, sysconf_l2=sysconf_l2, sysconf_l3=sysconf_l3)
+    rule = probe.default_nt_threshold(vendor, caches["l2_bytes"], caches["llc_bytes"])
     assert rule == threshold
     if vendor == "amd":
         # The issue's requirement: streaming from 16 MiB or below on the AMD machines, where
@@ -58,11 +66,11 @@ def test_streaming_rule_on_recorded_machines(machine, threshold):
         assert rule <= 16 * MiB
 
 
-def test_the_old_sysconf_figures_would_not_have_streamed():
+def test_the_old_sysconf_figures_would_not_have_streamed(probe):
     # What the kernel computed before it read sysfs first: 2 x the sysconf L3 (640 MiB), and
     # what the rule gives on those same figures now. Both are far above 16 MiB: sysconf alone
     # misleads on AMD, so the reading order is what fixes it.
-    assert _relu._default_nt_threshold("amd", 1 * MiB, 320 * MiB) == 160 * MiB
+    assert probe.default_nt_threshold("amd", 1 * MiB, 320 * MiB) == 160 * MiB
 
 
 @pytest.mark.parametrize(
@@ -74,27 +82,31 @@ def test_the_old_sysconf_figures_would_not_have_streamed():
         (-1, -1, (1 * MiB, 32 * MiB, "default")),  # sysconf's "unknown"
     ],
 )
-def test_missing_tree_falls_back_to_sysconf_then_defaults(tmp_path, sysconf_l2, sysconf_l3, expected):
-    caches = _relu._read_caches(tmp_path / "no-such-sys", sysconf_l2=sysconf_l2, sysconf_l3=sysconf_l3)
+def test_missing_tree_falls_back_to_sysconf_then_defaults(
+    probe, tmp_path, sysconf_l2, sysconf_l3, expected
+):
+    caches = probe.read_caches(
+        tmp_path / "no-such-sys", sysconf_l2=sysconf_l2, sysconf_l3=sysconf_l3
+    )
     assert (caches["l2_bytes"], caches["llc_bytes"], caches["cache_source"]) == expected
     assert caches["llc_shared_cpus"] == 0
 
 
-def test_garbled_tree_ignores_the_garbled_files():
+def test_garbled_tree_ignores_the_garbled_files(probe):
     # index1 (L2) has size "lots", index2 (L3) "32768X": both are left out, and an L1 alone is
     # not taken for the last level; sysconf fills in.
-    caches = _relu._read_caches(TREES / "garbled", sysconf_l2=1 * MiB, sysconf_l3=64 * MiB)
+    caches = probe.read_caches(TREES / "garbled", sysconf_l2=1 * MiB, sysconf_l3=64 * MiB)
     assert (caches["l2_bytes"], caches["llc_bytes"], caches["cache_source"]) == (
         1 * MiB, 64 * MiB, "sysconf"
     )
-    caches = _relu._read_caches(TREES / "garbled", sysconf_l2=0, sysconf_l3=0)
+    caches = probe.read_caches(TREES / "garbled", sysconf_l2=0, sysconf_l3=0)
     assert (caches["l2_bytes"], caches["llc_bytes"], caches["cache_source"]) == (
         1 * MiB, 32 * MiB, "default"
     )
 
 
-def test_tree_without_l3_takes_the_l2_as_last_level():
-    caches = _relu._read_caches(TREES / "no-l3", sysconf_l2=0, sysconf_l3=300 * MiB)
+def test_tree_without_l3_takes_the_l2_as_last_level(probe):
+    caches = probe.read_caches(TREES / "no-l3", sysconf_l2=0, sysconf_l3=300 * MiB)
     assert (caches["l2_bytes"], caches["llc_bytes"], caches["cache_source"]) == (
         4 * MiB, 4 * MiB, "sysfs"
     )
@@ -103,28 +115,28 @@ def test_tree_without_l3_takes_the_l2_as_last_level():
 @pytest.mark.parametrize(
     "content", ["", "\n", "-5\n", "12 K\n", "9" * 40 + "\n", "0x20\n", "32768K garbage\n"]
 )
-def test_malformed_size_files_are_refused(tmp_path, content):
+def test_malformed_size_files_are_refused(probe, tmp_path, content):
     index = tmp_path / "devices/system/cpu/cpu0/cache/index0"
     index.mkdir(parents=True)
     (index / "level").write_text("2\n")
     (index / "type").write_text("Unified\n")
     (index / "size").write_text(content)
     (index / "shared_cpu_list").write_text("0-3,8,10-11\n")
-    caches = _relu._read_caches(tmp_path, sysconf_l2=0, sysconf_l3=0)
+    caches = probe.read_caches(tmp_path, sysconf_l2=0, sysconf_l3=0)
     assert caches["cache_source"] == "default"
 
 
-def test_shared_cpu_list_is_counted(tmp_path):
+def test_shared_cpu_list_is_counted(probe, tmp_path):
     index = tmp_path / "devices/system/cpu/cpu0/cache/index0"
     index.mkdir(parents=True)
     (index / "level").write_text("3\n")
     (index / "type").write_text("Unified\n")
     (index / "size").write_text("16M\n")
     (index / "shared_cpu_list").write_text("0-3,8,10-11\n")
-    caches = _relu._read_caches(tmp_path, sysconf_l2=0, sysconf_l3=0)
+    caches = probe.read_caches(tmp_path, sysconf_l2=0, sysconf_l3=0)
     assert (caches["llc_bytes"], caches["llc_shared_cpus"]) == (16 * MiB, 7)
     (index / "shared_cpu_list").write_text("0-,3\n")
-    assert _relu._read_caches(tmp_path, sysconf_l2=0, sysconf_l3=0)["llc_shared_cpus"] == 0
+    assert probe.read_caches(tmp_path, sysconf_l2=0, sysconf_l3=0)["llc_shared_cpus"] == 0
 
 
 @pytest.mark.parametrize(
@@ -132,21 +144,21 @@ def test_shared_cpu_list_is_counted(tmp_path):
     [("GenuineIntel", "intel"), ("AuthenticAMD", "amd"), ("HygonGenuine", "amd"),
      ("CentaurHauls", "other"), ("", "other")],
 )
-def test_vendor_from_cpuid(vendor_id, vendor):
-    assert _relu._vendor_from_cpuid(vendor_id) == vendor
+def test_vendor_from_cpuid(probe, vendor_id, vendor):
+    assert probe.vendor_from_cpuid(vendor_id) == vendor
 
 
-def test_unknown_vendor_name_is_refused():
+def test_unknown_vendor_name_is_refused(probe):
     with pytest.raises(ValueError, match="unknown vendor 'via'; allowed: 'intel', 'amd', 'other'"):
-        _relu._default_nt_threshold("via", 1 * MiB, 32 * MiB)
+        probe.default_nt_threshold("via", 1 * MiB, 32 * MiB)
 
 
-def test_this_machine_uses_the_rule_on_what_it_read():
+def test_this_machine_uses_the_rule_on_what_it_read(probe):
     tuning = kernel_tuning()
-    caches = _relu._read_caches("/sys")
+    caches = probe.read_caches("/sys")
     assert (tuning["l2_bytes"], tuning["llc_bytes"], tuning["cache_source"]) == (
         caches["l2_bytes"], caches["llc_bytes"], caches["cache_source"]
     )
-    assert tuning["default_nt_threshold"] == _relu._default_nt_threshold(
+    assert tuning["default_nt_threshold"] == probe.default_nt_threshold(
         tuning["vendor"], tuning["l2_bytes"], tuning["llc_bytes"]
     )

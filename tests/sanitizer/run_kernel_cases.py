@@ -1,7 +1,7 @@
 """Sweep the compiled relu kernel over sizes, byte offsets, types and layouts, under ASan + UBSan.
 
 This is the kernel (``src/kernel``) as NumPy calls it, through the ufunc of
-``src/onnx_relu/_relu_numpy.c``; the kernel alone is swept by the C driver
+``src/onnx_relu/_relu_ufunc.c``; the kernel alone is swept by the C driver
 ``tests/kernel/relu_kernel_driver.c``, which ``tools/sanitize.sh`` runs first.
 
 Run through ``tools/sanitize.sh`` (``make sanitize``), which builds onnx_relu with

@@ -29,7 +29,8 @@ import signal
 import sys
 from collections.abc import Callable
 
-from .. import __version__, _interrupted_while_the_command_starts
+from .. import __version__
+from .._command_start import interrupted_while_the_command_starts
 from . import apply, bench, check, demo, legalize, run
 from ._common import (
     EXIT_FAILED,
@@ -114,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(argv: list[str]) -> int:
-    if signal.getsignal(signal.SIGINT) is _interrupted_while_the_command_starts:
+    if signal.getsignal(signal.SIGINT) is interrupted_while_the_command_starts:
         # Set by the package's import in this command's process: Ctrl-C is a KeyboardInterrupt
         # again from here on, handled below and, during the work, by run_guarded.
         signal.signal(signal.SIGINT, signal.default_int_handler)

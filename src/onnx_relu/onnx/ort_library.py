@@ -44,8 +44,6 @@ import sys
 import threading
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ThreadCountError
-
 if TYPE_CHECKING:
     import onnxruntime
 
@@ -146,13 +144,9 @@ def set_ort_library_num_threads(n: int) -> int:
     1
     >>> _ = set_ort_library_num_threads(previous)
     """
-    from ..tuning import MAX_THREADS
+    from ..tuning import check_num_threads
 
-    if isinstance(n, bool) or not isinstance(n, int):
-        raise TypeError(f"the number of threads must be an integer, got {type(n).__name__} {n!r}")
-    if not 1 <= n <= MAX_THREADS:
-        raise ThreadCountError(f"the number of threads must be in 1..{MAX_THREADS}, got {n}")
-    return int(_library().onnx_relu_ort_set_num_threads(n))
+    return int(_library().onnx_relu_ort_set_num_threads(check_num_threads(n)))
 
 
 def set_ort_library_nt_threshold(n_bytes: int | None) -> int:

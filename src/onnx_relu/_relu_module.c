@@ -1,0 +1,280 @@
+/*
+ * _relu_module.c - the extension module onnx_relu._relu (see _relu_module.h for its units):
+ *
+ *   relu                  the ufunc (_relu_ufunc.c)
+ *   _get_num_threads, _set_num_threads, _tuning, _set_tuning, MAX_THREADS
+ *                         thread count, thresholds and what the kernel found about the machine
+ *                         (onnx_relu.tuning wraps them)
+ *   _empty_like, _cache_info, _set_cache, _release_cache
+ *                         the output cache (_relu_memory.c)
+ *   _copy                 the copy ceiling `onnx-relu bench` compares relu with
+ *
+ * Everything here translates between Python objects and the kernel's C API; nothing computes.
+ */
+#define RELU_MODULE_IMPORTS_NUMPY
+#include "_relu_module.h"
+
+#include <limits.h>
+
+#include "relu_kernel.h"
+#include "relu_pool.h"
+#include "relu_tuning.h"
+
+/* ------------------------------------------------------------------------------------------ */
+/* Thread count and tuning                                                                     */
+/* ------------------------------------------------------------------------------------------ */
+
+#if defined(__unix__) || defined(__APPLE__)
+#include <pthread.h>
+static pthread_mutex_t relu_tuning_mutex = PTHREAD_MUTEX_INITIALIZER;
+static void relu_tuning_lock(void) { pthread_mutex_lock(&relu_tuning_mutex); }
+static void relu_tuning_unlock(void) { pthread_mutex_unlock(&relu_tuning_mutex); }
+#else
+static void relu_tuning_lock(void) {}
+static void relu_tuning_unlock(void) {}
+#endif
+
+static PyObject *
+relu_py_get_num_threads(PyObject *NPY_UNUSED(self), PyObject *NPY_UNUSED(args))
+{
+    return PyLong_FromLong(relu_get_num_threads());
+}
+
+static PyObject *
+relu_py_set_num_threads(PyObject *NPY_UNUSED(self), PyObject *arg)
+{
+    int overflow = 0;
+    const long n = PyLong_AsLongAndOverflow(arg, &overflow);
+    if (n == -1 && PyErr_Occurred()) {
+        return NULL;
+    }
+    /* The range is the kernel's: relu_set_num_threads refuses (-1) a count outside it. */
+    const int previous =
+        overflow || n < INT_MIN || n > INT_MAX ? -1 : relu_set_num_threads((int)n);
+    if (previous < 0) {
+        PyErr_Format(PyExc_ValueError,
+                     "the number of threads must be in 1..%d, got %S;"
+                     " 1 runs every call on the calling thread",
+                     (int)RELU_MAX_THREADS, arg);
+        return NULL;
+    }
+    return PyLong_FromLong(previous);
+}
+
+static PyObject *
+relu_tuning_dict(relu_tuning_report tuning)
+{
+    return Py_BuildValue(
+        "{s:i,s:i,s:O,s:n,s:n,s:i,s:s,s:s,s:n,s:n,s:n,s:n,s:n,s:s,s:s,s:i}",
+        "num_threads", tuning.num_threads,
+        "max_threads", (int)RELU_MAX_THREADS,
+        "threads_supported", tuning.threads_supported ? Py_True : Py_False,
+        "l2_bytes", (Py_ssize_t)tuning.caches.l2_bytes,
+        "llc_bytes", (Py_ssize_t)tuning.caches.llc_bytes,
+        "llc_shared_cpus", tuning.caches.llc_shared_cpus,
+        "cache_source", tuning.caches.source,
+        "vendor", relu_vendor_name(tuning.vendor),
+        "parallel_threshold", (Py_ssize_t)tuning.thresholds.parallel_bytes,
+        "min_chunk", (Py_ssize_t)tuning.thresholds.min_chunk_bytes,
+        "nt_threshold", (Py_ssize_t)tuning.thresholds.nt_bytes,
+        "default_nt_threshold", (Py_ssize_t)tuning.default_nt_bytes,
+        "spin_ns", (Py_ssize_t)tuning.thresholds.spin_ns,
+        "nt_isa", relu_isa_name(tuning.nt_isa),
+        "best_nt_isa", relu_isa_name(tuning.best_nt_isa),
+        "pool_workers", relu_pool_workers());
+}
+
+static PyObject *
+relu_py_tuning(PyObject *NPY_UNUSED(self), PyObject *NPY_UNUSED(args))
+{
+    return relu_tuning_dict(relu_get_tuning());
+}
+
+static PyObject *
+relu_py_set_tuning(PyObject *NPY_UNUSED(self), PyObject *args, PyObject *kwargs)
+{
+    static char *keywords[] = {"parallel_threshold", "nt_threshold", "min_chunk", "nt_isa",
+                               "spin_ns", NULL};
+    Py_ssize_t parallel = -1, nt = -1, min_chunk = -1, spin = -1;
+    const char *isa_name = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$nnnzn:_set_tuning", keywords, &parallel,
+                                     &nt, &min_chunk, &isa_name, &spin)) {
+        return NULL;
+    }
+    const relu_isa best = relu_get_tuning().best_nt_isa;
+    int isa = -1;
+    if (isa_name != NULL) {
+        isa = relu_isa_from_name(isa_name);
+        if (isa < 0 || isa > (int)best) {
+            PyErr_Format(PyExc_ValueError,
+                         "nt_isa '%s' is not available here; allowed: 'none' up to '%s'",
+                         isa_name, relu_isa_name(best));
+            return NULL;
+        }
+    }
+    /* The settings this call replaces, taken with the change under one lock so that concurrent
+     * callers each get back what they replaced (the lock is never held by a thread that waits
+     * for the GIL: nothing inside it calls Python). */
+    relu_tuning_lock();
+    const relu_tuning_report previous = relu_get_tuning();
+    /* Negative means "leave as it is"; 0 means every call. */
+    relu_set_thresholds((relu_thresholds){parallel, min_chunk, nt, spin});
+    if (isa >= 0) {
+        relu_set_nt_isa((relu_isa)isa); /* checked above */
+    }
+    relu_tuning_unlock();
+    return relu_tuning_dict(previous);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* The copy ceiling: what `onnx-relu bench` compares relu with                               */
+/* ------------------------------------------------------------------------------------------ */
+
+static PyObject *
+relu_py_copy(PyObject *NPY_UNUSED(self), PyObject *args, PyObject *kwargs)
+{
+    static char *keywords[] = {"src", "dst", "nontemporal", NULL};
+    PyObject *src_obj, *dst_obj;
+    int nontemporal = 1;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|$p:_copy", keywords, &src_obj, &dst_obj,
+                                     &nontemporal)) {
+        return NULL;
+    }
+    Py_buffer src, dst;
+    if (PyObject_GetBuffer(src_obj, &src, PyBUF_SIMPLE) < 0) {
+        return NULL;
+    }
+    if (PyObject_GetBuffer(dst_obj, &dst, PyBUF_SIMPLE | PyBUF_WRITABLE) < 0) {
+        PyBuffer_Release(&src);
+        return NULL;
+    }
+    PyObject *result = NULL;
+    const char *s = (const char *)src.buf;
+    char *d = (char *)dst.buf;
+    if (src.len != dst.len) {
+        PyErr_Format(PyExc_ValueError, "_copy needs buffers of the same size, got %zd and %zd bytes",
+                     src.len, dst.len);
+    }
+    else if (s != d && s < d + dst.len && d < s + src.len) {
+        PyErr_SetString(PyExc_ValueError, "_copy: the buffers overlap (only identical ones may)");
+    }
+    else {
+        Py_BEGIN_ALLOW_THREADS
+        relu_copy_ceiling(s, d, (size_t)src.len, nontemporal);
+        Py_END_ALLOW_THREADS
+        result = Py_NewRef(Py_None);
+    }
+    PyBuffer_Release(&dst);
+    PyBuffer_Release(&src);
+    return result;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Module definition                                                                           */
+/* ------------------------------------------------------------------------------------------ */
+
+static PyMethodDef relu_methods[] = {
+    {"_get_num_threads", relu_py_get_num_threads, METH_NOARGS,
+     "_get_num_threads() -> int: the threads a large call may use (onnx_relu.get_num_threads)."},
+    {"_set_num_threads", relu_py_set_num_threads, METH_O,
+     "_set_num_threads(n) -> previous: set the thread count (onnx_relu.set_num_threads)."},
+    {"_tuning", relu_py_tuning, METH_NOARGS,
+     "_tuning() -> dict: thread count, thresholds in bytes, cache size, streaming-store ISA."},
+    {"_set_tuning", (PyCFunction)(void (*)(void))relu_py_set_tuning, METH_VARARGS | METH_KEYWORDS,
+     "_set_tuning(*, parallel_threshold, nt_threshold, min_chunk, nt_isa, spin_ns) -> the previous\n"
+     "_tuning(); thresholds are output sizes in bytes (0: every call), -1 leaves one unchanged\n"
+     "(onnx_relu.tuning.set_kernel_tuning)."},
+    {"_empty_like", relu_py_empty_like, METH_O,
+     "_empty_like(x) -> array or None: relu's output for x from the output cache (see the C)."},
+    {"_cache_info", relu_py_cache_info, METH_NOARGS,
+     "_cache_info() -> dict: the output cache's cap, minimum size, idle and live blocks, hits."},
+    {"_set_cache", (PyCFunction)(void (*)(void))relu_py_set_cache, METH_VARARGS | METH_KEYWORDS,
+     "_set_cache(*, max_bytes=-1, min_bytes=-1) -> previous _cache_info(); -1 leaves one as is."},
+    {"_release_cache", relu_py_release_cache, METH_NOARGS,
+     "_release_cache() -> int: unmaps the cache's idle blocks; returns the bytes released."},
+    {"_copy", (PyCFunction)(void (*)(void))relu_py_copy, METH_VARARGS | METH_KEYWORDS,
+     "_copy(src, dst, *, nontemporal=True): the copy ceiling of onnx-relu bench.\n"
+     "Copies with streaming (or regular) stores on the current threads, split like a relu call;\n"
+     "src and dst: contiguous buffers of the same size, disjoint or identical (in place)."},
+    {NULL, NULL, 0, NULL},
+};
+
+/*
+ * What the process needs once, whichever interpreter state imports the module first and however
+ * often it is executed (a re-import after `del sys.modules[...]` executes it again): the kernel's
+ * tuning from this machine and the fork handlers of the pool and the output cache. Done once with
+ * pthread_once, whose return orders every write of the initialisation before every caller's
+ * next step; no Python call is made inside it, so it cannot wait for the GIL it might hold.
+ */
+static int relu_process_init_result = -1;
+
+static void
+relu_process_init(void)
+{
+    relu_process_init_result = relu_kernel_init() == 0 && relu_memory_process_init() == 0 ? 0 : -1;
+}
+
+#if defined(__unix__) || defined(__APPLE__)
+static pthread_once_t relu_process_once = PTHREAD_ONCE_INIT;
+#define RELU_PROCESS_ONCE() pthread_once(&relu_process_once, relu_process_init)
+#else
+/* No pthread_once: the import lock alone keeps two executions of the module apart. */
+static int relu_process_done = 0;
+#define RELU_PROCESS_ONCE() (relu_process_done ? 0 : (relu_process_init(), relu_process_done = 1, 0))
+#endif
+
+static int
+relu_module_exec(PyObject *module)
+{
+    if (_import_array() < 0 || _import_umath() < 0) { /* idempotent: the tables are the same */
+        return -1;
+    }
+    if (RELU_PROCESS_ONCE() != 0 || relu_process_init_result != 0) {
+        PyErr_SetString(PyExc_ImportError,
+                        "onnx_relu._relu: pthread_atfork or Py_AtExit failed");
+        return -1;
+    }
+    if (relu_memory_init() != 0) {
+        return -1;
+    }
+    PyObject *ufunc = relu_make_ufunc();
+    if (ufunc == NULL) {
+        return -1;
+    }
+    const int added = PyModule_AddObjectRef(module, "relu", ufunc);
+    Py_DECREF(ufunc);
+    if (added < 0) {
+        return -1;
+    }
+    return PyModule_AddIntConstant(module, "MAX_THREADS", RELU_MAX_THREADS);
+}
+
+static PyModuleDef_Slot relu_slots[] = {
+    {Py_mod_exec, (void *)relu_module_exec},
+#ifdef Py_mod_multiple_interpreters
+    /* NumPy's C API table, the kernel's tuning and the output cache are process-wide. */
+    {Py_mod_multiple_interpreters, Py_MOD_MULTIPLE_INTERPRETERS_NOT_SUPPORTED},
+#endif
+#ifdef Py_mod_gil
+    /* Every piece of shared state is safe without the GIL: the kernel's settings are atomics,
+     * the pool hands work over with atomics and its mutex (relu_pool.c), the output cache has
+     * its mutex (_relu_blocks.c), and the process-wide set-up runs once (above). */
+    {Py_mod_gil, Py_MOD_GIL_NOT_USED},
+#endif
+    {0, NULL},
+};
+
+static struct PyModuleDef relu_module = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "onnx_relu._relu",
+    .m_doc = "Compiled core of onnx-relu: the relu ufunc, its thread pool and tuning.",
+    .m_size = 0,
+    .m_methods = relu_methods,
+    .m_slots = relu_slots,
+};
+
+PyMODINIT_FUNC
+PyInit__relu(void)
+{
+    return PyModuleDef_Init(&relu_module);
+}
