@@ -51,8 +51,22 @@ make_root() {  # prints the root's folder
   tools/debian_root.sh make "$root_name" "$root_suite" arm64 "${root_packages[@]}"
 }
 
+# qemu-user (7.2, Debian 12's) shows arm64 programs the host's x86-64 /proc/cpuinfo, on which
+# onnxruntime's CPU detection (the cpuinfo library) crashes at import. The root gets an arm64
+# one instead: one entry per CPU of this machine, each a plain Armv8.2 core (Neoverse N1's
+# implementer and part numbers, base features) that qemu's default CPU model emulates.
+fake_cpuinfo() {
+  local file=build/aarch64/cpuinfo cpu
+  mkdir -p build/aarch64
+  : >"$file"
+  for cpu in $(seq 0 $(($(nproc --all) - 1))); do
+    printf 'processor\t: %d\nBogoMIPS\t: 50.00\nFeatures\t: fp asimd evtstrm aes pmull sha1 sha2 crc32 atomics fphp asimdhp cpuid asimdrdm lrcpc dcpop asimddp\nCPU implementer\t: 0x41\nCPU architecture: 8\nCPU variant\t: 0x3\nCPU part\t: 0xd0c\nCPU revision\t: 1\n\n' "$cpu" >>"$file"
+  done
+}
+
 in_root() {  # CMD...: run in the root with the clone at /src
-  tools/debian_root.sh run "$root_name" --bind "$PWD=/src" -- "$@"
+  fake_cpuinfo
+  tools/debian_root.sh run "$root_name" --bind "$PWD=/src" --bind "$PWD/build/aarch64/cpuinfo=/proc/cpuinfo" -- "$@"
 }
 
 # A venv in the root with the given pip requirement, made once (the stamp names what it holds).
