@@ -33,6 +33,12 @@ py_version=3.11
 build_venv=/opt/onnx-relu/build-venv
 test_venv=/opt/onnx-relu/test-venv
 tests=${TESTS_AARCH64:-tests/core tests/kernel/test_cache_detection.py tests/onnx/test_ort_library.py}
+# Left out of those by default (KEYWORDS_AARCH64='' keeps them): the tests that start a Python
+# subprocess per case to parse environment variables or read the affinity mask at import.
+# Their code is Python, the same on every architecture, and x86-64 runs them; under qemu each
+# such import of NumPy and onnx-relu takes 10-60 s, which made test_threads.py alone take over
+# 15 minutes on the loaded 2-vCPU machine.
+keywords=${KEYWORDS_AARCH64-not environment_variable and not non_ascii_digits and not test_default_is_the_cpus and not affinity_mask}
 jobs=${TEST_JOBS_AARCH64:-2}
 
 need_host_tools() {
@@ -193,7 +199,7 @@ PY
   echo "aarch64: running under qemu-user: $tests" >&2
   # shellcheck disable=SC2086
   in_root sh -c "cd /src && exec '$test_venv/bin/python' -m pytest -p no:cacheprovider \
-    --hypothesis-profile=quick -q -n $jobs --dist loadfile $tests"
+    --hypothesis-profile=quick -q -n $jobs --dist loadfile --durations=10 ${keywords:+-k '$keywords'} $tests"
 }
 
 case ${1:-} in
