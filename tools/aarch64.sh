@@ -70,9 +70,12 @@ fake_cpuinfo() {
   done
 }
 
-in_root() {  # CMD...: run in the root with the clone at /src
+in_root() {  # CMD...: run in the root with the clone at /src (and ../shared at /shared)
   fake_cpuinfo
-  tools/debian_root.sh run "$root_name" --bind "$PWD=/src" --bind "$PWD/build/aarch64/cpuinfo=/proc/cpuinfo" -- "$@"
+  local binds=(--bind "$PWD=/src" --bind "$PWD/build/aarch64/cpuinfo=/proc/cpuinfo")
+  # The spec text the spec-example tests read lies beside the checkout, in ../shared.
+  [ ! -d ../shared ] || binds+=(--bind "$(cd ../shared && pwd -P)=/shared")
+  tools/debian_root.sh run "$root_name" "${binds[@]}" -- "$@"
 }
 
 # A venv in the root with the given pip requirement, made once (the stamp names what it holds).
