@@ -34,11 +34,13 @@ build_venv=/opt/onnx-relu/build-venv
 test_venv=/opt/onnx-relu/test-venv
 tests=${TESTS_AARCH64:-tests/core tests/kernel/test_cache_detection.py tests/onnx/test_ort_library.py}
 # Left out of those by default (KEYWORDS_AARCH64='' keeps them): the tests that start a Python
-# subprocess per case to parse environment variables or read the affinity mask at import.
-# Their code is Python, the same on every architecture, and x86-64 runs them; under qemu each
-# such import of NumPy and onnx-relu takes 10-60 s, which made test_threads.py alone take over
-# 15 minutes on the loaded 2-vCPU machine.
-keywords=${KEYWORDS_AARCH64-not environment_variable and not non_ascii_digits and not test_default_is_the_cpus and not affinity_mask}
+# subprocess per case to parse environment variables or read the affinity mask at import, and
+# the leak tests that repeat a call a million / a thousand times and watch the RSS. Their code is
+# the same on every architecture and x86-64 runs them; under qemu each such import of NumPy and
+# onnx-relu takes 10-60 s (test_threads.py alone took over 15 minutes on the loaded 2-vCPU
+# machine), and the repetitions ran for over 10 minutes (3 minutes for the RSS test of the
+# output cache).
+keywords=${KEYWORDS_AARCH64-not environment_variable and not non_ascii_digits and not test_default_is_the_cpus and not affinity_mask and not million_small_calls and not thousand_large_calls and not rss_bounded_over_many_calls}
 jobs=${TEST_JOBS_AARCH64:-2}
 
 need_host_tools() {
