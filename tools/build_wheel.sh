@@ -12,6 +12,13 @@
 # file in the wheel (the NumPy extension and any other shared library meson installs into the
 # package), grafting nothing here because the kernel is linked statically and needs only glibc.
 #
+# CROSS_FILE (optional): a meson cross file, passed to meson-python as a setup argument, for a
+# wheel of another architecture (tools/aarch64.sh sets it with _PYTHON_HOST_PLATFORM, which
+# gives the wheel its platform tag); AUDITWHEEL_PLAT (optional) is auditwheel's --plat.
+# NO_BUILD_ISOLATION=1 builds in PYTHON's own environment, which then holds the build-system
+# requirements (a cross build needs that: with _PYTHON_HOST_PLATFORM set, uv and pip would fetch
+# the isolated environment's ninja for the target architecture).
+#
 # Fails unless the repaired wheel is tagged manylinux_2_28 or older (MAX_GLIBC, default 2.28):
 # the kernel binds its pthread functions to their oldest glibc versions
 # (src/kernel/relu_glibc_compat.h), so a build on a new glibc must still qualify.
@@ -30,15 +37,18 @@ trap 'rm -rf "$raw"' EXIT
 mkdir -p "$out"
 
 uv=${UV:-.venv/bin/uv}
+settings=()
+[ -z "${CROSS_FILE:-}" ] || settings=(-C "setup-args=--cross-file=$CROSS_FILE")
+[ "${NO_BUILD_ISOLATION:-0}" = 0 ] || settings+=(--no-build-isolation)
 if [ -x "$uv" ]; then
-  "$uv" build --quiet --wheel --python "$python" --out-dir "$raw" . >&2
+  "$uv" build --quiet --wheel --python "$python" --out-dir "$raw" "${settings[@]+"${settings[@]}"}" . >&2
 else
-  "$python" -m pip wheel --quiet --no-deps --wheel-dir "$raw" . >&2
+  "$python" -m pip wheel --quiet --no-deps --wheel-dir "$raw" "${settings[@]+"${settings[@]}"}" . >&2
 fi
 built=("$raw"/*.whl)
 [ "${#built[@]}" -eq 1 ] || { echo "build_wheel: expected one wheel, got: ${built[*]}" >&2; exit 1; }
 
-"$auditwheel" repair --wheel-dir "$raw/repaired" "${built[0]}" >&2
+"$auditwheel" repair ${AUDITWHEEL_PLAT:+--plat "$AUDITWHEEL_PLAT"} --wheel-dir "$raw/repaired" "${built[0]}" >&2
 repaired=("$raw"/repaired/*.whl)
 [ "${#repaired[@]}" -eq 1 ] || { echo "build_wheel: auditwheel gave: ${repaired[*]}" >&2; exit 1; }
 "$auditwheel" show "${repaired[0]}" >&2

@@ -11,7 +11,8 @@
 #       a root made with other SUITE/ARCH/PACKAGES is made anew. Prints the root's folder.
 #   tools/debian_root.sh run NAME [--bind HOSTDIR=ROOTDIR]... [--env VAR=VALUE]... -- CMD [ARG...]
 #       run CMD inside the root (unshare + chroot) with /proc, /sys, /dev/shm, a private devpts
-#       and each --bind mounted; the command's exit status is this script's.
+#       and each --bind mounted (a folder, or a file over a file: mounted after /proc, so that
+#       it can replace e.g. /proc/cpuinfo); the command's exit status is this script's.
 #
 # Cache: $ONNX_RELU_CACHE (default ${XDG_CACHE_HOME:-$HOME/.cache}/onnx-relu), roots/NAME.
 # The package mirror is the one this machine's apt uses (read from /etc/apt), never a fixed host.
@@ -119,8 +120,14 @@ ln -sf pts/ptmx '$dir/dev/ptmx' 2>/dev/null || true
     for bind in "${binds[@]+"${binds[@]}"}"; do
         host=${bind%%=*}
         inside=${bind#*=}
-        mounts+="mkdir -p '$dir$inside'
-mount --bind '$host' '$dir$inside'
+        if [ -d "$host" ]; then
+            mounts+="mkdir -p '$dir$inside'
+"
+        else  # a file (e.g. over /proc/cpuinfo): the mount point must be a file
+            mounts+="[ -e '$dir$inside' ] || touch '$dir$inside'
+"
+        fi
+        mounts+="mount --bind '$host' '$dir$inside'
 "
     done
     # A clean environment inside: the root's own PATH, the host CA bundle for pip, and what the

@@ -10,12 +10,12 @@
  *    caches that give a core more bandwidth than memory (threshold chosen from the cache sizes,
  *    see relu_default_nt_bytes in relu_tuning.c): the stores bypass the caches, so there is no
  *    read-for-ownership of the destination and no eviction of useful lines. In place the loops
- *    always use regular stores (the line was just loaded: nothing to save). x86-64 only, written
+ *    always use regular stores (the line was just loaded: nothing to save). On x86-64, written
  *    with GCC vector extensions and the streaming-store intrinsics in functions compiled for
  *    SSE2, AVX2 or AVX-512 and chosen at run time (the tuning's nt_isa, detected with
- *    __builtin_cpu_supports). The destination is first brought to a 64-byte boundary with
- *    regular stores; an sfence ends every run of streaming stores. Elsewhere the regular loops
- *    serve.
+ *    __builtin_cpu_supports); an sfence ends every run of streaming stores. On aarch64, the
+ *    same loops with STNP (see below). The destination is first brought to a 64-byte boundary
+ *    with regular stores. Elsewhere the regular loops serve.
  *  - Threads: a large call (contiguous or strided) is cut into chunks that the thread pool
  *    (relu_pool.c) runs together with the calling thread.
  */
@@ -26,7 +26,7 @@
 #include "relu_pool.h"
 #include "relu_tuning.h"
 
-#if RELU_HAVE_NT
+#if RELU_HAVE_NT && defined(__x86_64__)
 #include <immintrin.h>
 #endif
 
@@ -169,8 +169,8 @@ relu_tail_copy(const char *in, char *out, ptrdiff_t n)
 #define RELU_OP_RELU(v, limit) ((v > limit) & v)
 #define RELU_OP_COPY(v, limit) ((void)(limit), v)
 
-#define RELU_DEFINE_NT_ISA(fname, tail, int_t, threshold, op, isa_target, vbytes, vec_t, stream) \
-    __attribute__((target(isa_target))) static void fname(const char *in, char *out, ptrdiff_t n) \
+#define RELU_DEFINE_NT_ISA(fname, tail, int_t, threshold, op, isa_attrs, vbytes, vec_t, stream) \
+    isa_attrs static void fname(const char *in, char *out, ptrdiff_t n)                        \
     {                                                                                          \
         typedef int_t relu_vec __attribute__((vector_size(vbytes)));                           \
         const relu_vec limit = (relu_vec){0} + (int_t)(threshold);                             \
@@ -205,9 +205,10 @@ relu_tail_copy(const char *in, char *out, ptrdiff_t n)
         tail(in + pos, out + pos, (ptrdiff_t)((total - pos) / elsize));                        \
     }
 
-#define RELU_TARGET_SSE2 "sse2"
-#define RELU_TARGET_AVX2 "avx2"
-#define RELU_TARGET_AVX512 "avx512f,avx512bw"
+#if defined(__x86_64__)
+#define RELU_TARGET_SSE2 __attribute__((target("sse2")))
+#define RELU_TARGET_AVX2 __attribute__((target("avx2")))
+#define RELU_TARGET_AVX512 __attribute__((target("avx512f,avx512bw")))
 
 #define RELU_DEFINE_NT_OP(name, tail, int_t, threshold, op)                                   \
     RELU_DEFINE_NT_ISA(relu_nt_##name##_sse2, tail, int_t, threshold, op, RELU_TARGET_SSE2, 16, \
@@ -216,6 +217,40 @@ relu_tail_copy(const char *in, char *out, ptrdiff_t n)
                        __m256i, _mm256_stream_si256)                                           \
     RELU_DEFINE_NT_ISA(relu_nt_##name##_avx512, tail, int_t, threshold, op, RELU_TARGET_AVX512, \
                        64, __m512i, _mm512_stream_si512)
+#else /* aarch64 */
+/*
+ * aarch64: STNP (store pair, non-temporal hint) of two 16-byte NEON registers, 32 bytes per
+ * instruction, in the same page-interleaved loops as on x86-64. NEON is part of the base
+ * instruction set, so there is one level (RELU_ISA_STNP) and no run-time dispatch. GCC has no
+ * non-temporal store builtin for aarch64 (Clang's __builtin_nontemporal_store is Clang-only),
+ * hence the one line of inline assembly; it is the only instruction the loops need beyond what
+ * the compiler generates for the vector compare and mask.
+ *
+ * The hint only says the data need not stay in the caches: STNP obeys the ordinary ordering
+ * rules for stores (the Arm architecture's non-temporal exception is for loads, LDNP), so no
+ * barrier is needed before the pool's release operations publish the results (relu_pool.c:
+ * each finished chunk is announced with a release increment that the caller acquires), and
+ * relu_store_fence is empty here.
+ *
+ * Arm64 speed is unmeasured (the project runs arm64 only under emulation): the threshold comes
+ * from the caches by the same rule as unknown x86-64 vendors (relu_default_nt_bytes), and
+ * `onnx-relu bench --scan` on real hardware measures the crossover and prints the setting.
+ */
+typedef int8_t relu_nt_pair __attribute__((vector_size(32)));
+static inline void
+relu_stnp_32(relu_nt_pair *to, relu_nt_pair v)
+{
+    typedef int8_t relu_q __attribute__((vector_size(16)));
+    relu_q lo, hi;
+    memcpy(&lo, &v, 16);
+    memcpy(&hi, (const char *)&v + 16, 16);
+    __asm__ __volatile__("stnp %q1, %q2, [%0]" : : "r"(to), "w"(lo), "w"(hi) : "memory");
+}
+
+#define RELU_DEFINE_NT_OP(name, tail, int_t, threshold, op)                                   \
+    RELU_DEFINE_NT_ISA(relu_nt_##name##_stnp, tail, int_t, threshold, op, , 32, relu_nt_pair,  \
+                       relu_stnp_32)
+#endif /* x86-64, aarch64 */
 
 #define RELU_NT_OF(name, int_t, threshold)                                                     \
     RELU_DEFINE_NT_OP(name, relu_tail_##name, int_t, threshold, RELU_OP_RELU)
@@ -223,6 +258,7 @@ RELU_FOR_EACH_TYPE(RELU_NT_OF)
 /* The harness's ceiling: the same loops with no compare. */
 RELU_DEFINE_NT_OP(copy, relu_tail_copy, int8_t, 0, RELU_OP_COPY)
 
+#if defined(__x86_64__)
 #define RELU_NT_TABLE(name) {NULL, relu_nt_##name##_sse2, relu_nt_##name##_avx2, relu_nt_##name##_avx512}
 
 /* Streaming stores become visible to other threads (and to later loads) only after an sfence. */
@@ -232,6 +268,14 @@ relu_store_fence(void)
     _mm_sfence();
 }
 #else
+#define RELU_NT_TABLE(name) {NULL, relu_nt_##name##_stnp, NULL, NULL}
+
+static inline void
+relu_store_fence(void)
+{
+}
+#endif
+#else /* !RELU_HAVE_NT */
 #define RELU_NT_TABLE(name) {NULL, NULL, NULL, NULL}
 static inline void
 relu_store_fence(void)

@@ -48,8 +48,10 @@ relu_exchange_int(int *var, int value)
 }
 #endif
 
-/* Streaming (non-temporal) stores: x86-64 with a compiler that has vector extensions. */
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(RELU_DISABLE_NT)
+/* Streaming (non-temporal) stores: x86-64 (movnt*) and aarch64 (stnp) with a compiler that has
+ * vector extensions and inline assembly. */
+#if (defined(__x86_64__) || defined(__aarch64__)) && (defined(__GNUC__) || defined(__clang__)) && \
+    !defined(RELU_DISABLE_NT)
 #define RELU_HAVE_NT 1
 #else
 #define RELU_HAVE_NT 0

@@ -39,19 +39,24 @@ static relu_isa relu_best_isa = RELU_ISA_NONE;
 static relu_caches relu_found_caches = {0, 0, 0, "default"};
 static relu_vendor relu_found_vendor = RELU_VENDOR_OTHER;
 
+/* The names of this architecture's levels (NULL: no such level here). */
+#if defined(__aarch64__)
+static const char *const relu_isa_names[RELU_ISA_COUNT] = {"none", "stnp", NULL, NULL};
+#else
 static const char *const relu_isa_names[RELU_ISA_COUNT] = {"none", "sse2", "avx2", "avx512"};
+#endif
 
 const char *
 relu_isa_name(relu_isa isa)
 {
-    return (unsigned)isa < RELU_ISA_COUNT ? relu_isa_names[isa] : "?";
+    return (unsigned)isa < RELU_ISA_COUNT && relu_isa_names[isa] != NULL ? relu_isa_names[isa] : "?";
 }
 
 int
 relu_isa_from_name(const char *name)
 {
     for (int i = 0; i < RELU_ISA_COUNT; i++) {
-        if (strcmp(name, relu_isa_names[i]) == 0) {
+        if (relu_isa_names[i] != NULL && strcmp(name, relu_isa_names[i]) == 0) {
             return i;
         }
     }
@@ -62,7 +67,9 @@ relu_isa_from_name(const char *name)
 static relu_isa
 relu_detect_isa(void)
 {
-#if RELU_HAVE_NT
+#if RELU_HAVE_NT && defined(__aarch64__)
+    return RELU_ISA_STNP; /* part of the base A64 instruction set */
+#elif RELU_HAVE_NT
     __builtin_cpu_init();
     if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw")) {
         return RELU_ISA_AVX512;
@@ -103,7 +110,7 @@ relu_vendor_from_cpuid(const char *vendor_id)
 relu_vendor
 relu_detect_vendor(void)
 {
-#if RELU_HAVE_NT
+#if RELU_HAVE_NT && defined(__x86_64__)
     unsigned int max_leaf = 0, ebx = 0, ecx = 0, edx = 0;
     __cpuid(0, max_leaf, ebx, ecx, edx);
     char vendor_id[13];
@@ -113,7 +120,7 @@ relu_detect_vendor(void)
     vendor_id[12] = 0;
     return relu_vendor_from_cpuid(vendor_id);
 #else
-    return RELU_VENDOR_OTHER;
+    return RELU_VENDOR_OTHER; /* aarch64 too: its rule is the "other" one (see below) */
 #endif
 }
 

@@ -20,10 +20,21 @@
 /* Most threads one call may use (the calling thread included). */
 enum { RELU_MAX_THREADS = 256 };
 
-/* Streaming-store code paths, in order of preference; RELU_ISA_NONE means regular stores only. */
-typedef enum { RELU_ISA_NONE = 0, RELU_ISA_SSE2, RELU_ISA_AVX2, RELU_ISA_AVX512, RELU_ISA_COUNT } relu_isa;
+/*
+ * Streaming-store code paths, in order of preference; RELU_ISA_NONE means regular stores only.
+ * The levels above NONE belong to the architecture built for: x86-64 has SSE2, AVX2 and AVX-512;
+ * aarch64 has one, STNP (in the first slot), and its names are "none" and "stnp".
+ */
+typedef enum {
+    RELU_ISA_NONE = 0,
+    RELU_ISA_SSE2,
+    RELU_ISA_AVX2,
+    RELU_ISA_AVX512,
+    RELU_ISA_COUNT,
+    RELU_ISA_STNP = RELU_ISA_SSE2
+} relu_isa;
 
-/* "none", "sse2", "avx2", "avx512". */
+/* "none", "sse2", "avx2", "avx512" on x86-64; "none", "stnp" on aarch64. */
 RELU_API const char *relu_isa_name(relu_isa isa);
 /* The ISA of that name, or -1 if there is none. */
 RELU_API int relu_isa_from_name(const char *name);

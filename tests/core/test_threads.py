@@ -11,6 +11,7 @@ the default thresholds.
 from __future__ import annotations
 
 import os
+import platform
 import subprocess
 import sys
 import textwrap
@@ -37,7 +38,8 @@ TYPES = TYPE_NAMES
 # streaming loops, and the chunk splits.
 SIZES = [0, 1, 2, 3, 7, 31, 32, 33, 63, 64, 65, 127, 129, 255, 256, 1000, 4097, 40_000]
 
-ALL_ISAS = ["none", "sse2", "avx2", "avx512"]
+# The streaming-store levels of the architecture the kernel was built for, lowest first.
+ALL_ISAS = ["none", "stnp"] if platform.machine() in {"aarch64", "arm64"} else ["none", "sse2", "avx2", "avx512"]
 ISAS = ALL_ISAS[1 : ALL_ISAS.index(kernel_tuning()["best_nt_isa"]) + 1]
 NEVER = 1 << 62
 
@@ -455,6 +457,10 @@ def test_tuning_reports_the_machine():
     assert tuning["max_threads"] == 256
     with pytest.raises(ValueError, match="nt_isa 'avx1024' is not available"):
         set_kernel_tuning(nt_isa="avx1024")
+    # The other architecture's levels are unknown names here.
+    foreign = "sse2" if "stnp" in ALL_ISAS else "stnp"
+    with pytest.raises(ValueError, match=f"nt_isa '{foreign}' is not available"):
+        set_kernel_tuning(nt_isa=foreign)
 
 
 # --------------------------------------------------------------------------------------------

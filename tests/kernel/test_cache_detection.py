@@ -14,6 +14,7 @@ and call it through ctypes.
 
 from __future__ import annotations
 
+import platform
 from pathlib import Path
 
 import pytest
@@ -49,6 +50,27 @@ def test_sysfs_wins_over_sysconf(probe, machine):
     assert caches == {
         "l2_bytes": l2, "llc_bytes": llc, "llc_shared_cpus": shared, "cache_source": "sysfs"
     }
+
+
+# arm64 servers, from their published cache sizes (tests/kernel/sysfs/README.md gives each
+# number's source): machine: (L2, L3, CPUs sharing the L3). glibc's sysconf gives 0 there.
+ARM64_MACHINES = {
+    "arm64-graviton2-neoverse-n1": (1 * MiB, 32 * MiB, 64),
+    "arm64-graviton3-neoverse-v1": (1 * MiB, 32 * MiB, 64),
+    "arm64-graviton4-neoverse-v2": (2 * MiB, 36 * MiB, 64),
+}
+
+
+@pytest.mark.parametrize("machine", sorted(ARM64_MACHINES))
+def test_arm64_trees_are_read_and_get_the_llc_rule(machine):
+    l2, llc, shared = ARM64_MACHINES[machine]
+    caches = _relu._read_caches(TREES / machine, sysconf_l2=0, sysconf_l3=0)
+    assert caches == {
+        "l2_bytes": l2, "llc_bytes": llc, "llc_shared_cpus": shared, "cache_source": "sysfs"
+    }
+    # arm64 has no CPUID vendor: the kernel uses the "other" rule, half the last level (input
+    # and output together fill it), as for AMD: 16 MiB on the 32 MiB L3s, 18 MiB on 36 MiB.
+    assert _relu._default_nt_threshold("other", caches["l2_bytes"], caches["llc_bytes"]) == llc // 2
 
 
 @pytest.mark.parametrize(
@@ -162,3 +184,12 @@ def test_this_machine_uses_the_rule_on_what_it_read(probe):
     assert tuning["default_nt_threshold"] == probe.default_nt_threshold(
         tuning["vendor"], tuning["l2_bytes"], tuning["llc_bytes"]
     )
+
+
+@pytest.mark.skipif(platform.machine() not in {"aarch64", "arm64"}, reason="arm64 builds only")
+def test_arm64_build_streams_with_stnp_by_the_other_vendors_rule():
+    # Under qemu-user the /sys read is the host's (an x86-64 CPU's caches): what is checked here
+    # is the arm64 build's own choices, which emulation does not change.
+    tuning = kernel_tuning()
+    assert (tuning["vendor"], tuning["best_nt_isa"], tuning["nt_isa"]) == ("other", "stnp", "stnp")
+    assert tuning["default_nt_threshold"] == tuning["llc_bytes"] // 2

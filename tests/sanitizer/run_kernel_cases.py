@@ -38,6 +38,7 @@ kernel's threading and streaming-store thresholds; add a layout with ``@layout``
 from __future__ import annotations
 
 import argparse
+import platform
 import sys
 import threading
 import time
@@ -306,7 +307,7 @@ def run_case(case: Case, pools: Pools, dtype: np.dtype, tally: Tally, where: tup
 
 def streaming_isas() -> list[str]:
     """The streaming-store code paths this CPU can run, best first ("none": plain stores)."""
-    order = ["avx512", "avx2", "sse2", "none"]
+    order = ["stnp", "none"] if platform.machine() in {"aarch64", "arm64"} else ["avx512", "avx2", "sse2", "none"]
     return order[order.index(onnx_relu.tuning.kernel_tuning()["best_nt_isa"]):]
 
 
