@@ -27,7 +27,7 @@ cd "$(dirname "$0")/.."
 
 root_name=bookworm-arm64
 root_suite=bookworm
-root_packages=(python3 python3-venv python3-dev ca-certificates)
+root_packages=(python3 python3-venv python3-dev ca-certificates gcc libc6-dev)
 py_version=3.11
 # Inside the root: the NumPy the build introspects, and the test venv.
 build_venv=/opt/onnx-relu/build-venv

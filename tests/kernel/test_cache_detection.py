@@ -62,15 +62,15 @@ ARM64_MACHINES = {
 
 
 @pytest.mark.parametrize("machine", sorted(ARM64_MACHINES))
-def test_arm64_trees_are_read_and_get_the_llc_rule(machine):
+def test_arm64_trees_are_read_and_get_the_llc_rule(probe, machine):
     l2, llc, shared = ARM64_MACHINES[machine]
-    caches = _relu._read_caches(TREES / machine, sysconf_l2=0, sysconf_l3=0)
+    caches = probe.read_caches(TREES / machine, sysconf_l2=0, sysconf_l3=0)
     assert caches == {
         "l2_bytes": l2, "llc_bytes": llc, "llc_shared_cpus": shared, "cache_source": "sysfs"
     }
     # arm64 has no CPUID vendor: the kernel uses the "other" rule, half the last level (input
     # and output together fill it), as for AMD: 16 MiB on the 32 MiB L3s, 18 MiB on 36 MiB.
-    assert _relu._default_nt_threshold("other", caches["l2_bytes"], caches["llc_bytes"]) == llc // 2
+    assert probe.default_nt_threshold("other", caches["l2_bytes"], caches["llc_bytes"]) == llc // 2
 
 
 @pytest.mark.parametrize(
