@@ -103,8 +103,8 @@ $(VENV)/.installed-dev: $(UV_TOOLS)/.uv-$(UV_VERSION) uv.lock
 
 # The newest release of every dependency (uv.lock ignored), build dependencies included, in a
 # fresh venv, and the newest and oldest's test subset (tools/test_deps.sh). LATEST_PYTHON: the
-# newest CPython found (the newest numpy needs 3.12+).
-LATEST_PYTHON ?= $(firstword $(shell command -v python3.15 python3.14 python3.13 python3.12 2>/dev/null) $(PYTHON))
+# newest CPython 3.12-3.15 found in pyenv (the newest numpy needs 3.12+), else PYTHON.
+LATEST_PYTHON ?= $(or $(lastword $(sort $(wildcard $(or $(PYENV_ROOT),$(HOME)/.pyenv)/versions/3.1[2-5].*/bin/python3))),$(PYTHON))
 test-latest: $(UV_TOOLS)/.uv-$(UV_VERSION)
 	tools/test_deps.sh highest $(LATEST_PYTHON) build/test-latest
 

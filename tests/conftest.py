@@ -46,3 +46,38 @@ PROFILE = os.environ.get("HYPOTHESIS_PROFILE", "ci")
 if PROFILE not in PROFILES:
     raise pytest.UsageError(f"HYPOTHESIS_PROFILE={PROFILE!r}; known profiles: {', '.join(PROFILES)}")
 settings.load_profile(PROFILE)
+
+
+# Optional dependencies (pyproject.toml's extras) that some Pythons cannot install: onnxruntime
+# and zarr publish no CPython 3.15 wheel, onnx none for 3.15t. A test module that needs one that
+# is missing is skipped, naming it, instead of failing to import; any other import error still
+# fails collection.
+OPTIONAL_PACKAGES = frozenset({"onnx", "onnxruntime", "zarr", "numcodecs", "dask", "distributed",
+                               "matplotlib", "tqdm"})
+
+
+def missing_optional_package(error: BaseException | None) -> str | None:
+    """The optional package whose absence ``error`` (a module's import error) reports, or None."""
+    if isinstance(error, ModuleNotFoundError) and error.name:
+        top = error.name.partition(".")[0]
+        if top in OPTIONAL_PACKAGES:
+            return top
+    return None
+
+
+class _ModuleOfOptionalPackages(pytest.Module):
+    def collect(self):
+        try:
+            self.obj  # noqa: B018 - imports the test module
+        except self.CollectError as error:
+            missing = missing_optional_package(error.__cause__)
+            if missing is None:
+                raise
+            pytest.skip(f"{self.path.name} needs {missing}, an optional dependency not installed"
+                        " with this Python",
+                        allow_module_level=True)
+        return super().collect()
+
+
+def pytest_pycollect_makemodule(module_path, parent):
+    return _ModuleOfOptionalPackages.from_parent(parent, path=module_path)
