@@ -2,8 +2,9 @@
 pyproject.toml's claims (Pythons, platforms, build requirements) agree with one another.
 
 The stale-lock check runs the Makefile on a copy of the project in tmp_path (pyproject.toml
-changed, uv.lock not) with the uv that `make` bootstrapped into .venv-tools; it needs no network
-and takes about a second. From a wheel's test run (no .venv-tools beside the tests) it skips.
+changed, uv.lock not) with the uv that `make` bootstrapped into .venv-tools; uv builds the copy's
+metadata (its version is dynamic) to compare it with the lock: about 40 s on the 2-core machine.
+From a wheel's test run (no .venv-tools beside the tests) it skips.
 """
 
 from __future__ import annotations
