@@ -21,6 +21,8 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
+from tests.support.optional import missing_optional_package, skip_reason
+
 # The folder tests/onnx would hide the onnx package from a process that has tests/ itself on
 # sys.path, as `python -m pytest` run inside tests/ has: say so rather than fail obscurely.
 _TESTS = Path(__file__).resolve().parent
@@ -48,24 +50,11 @@ if PROFILE not in PROFILES:
 settings.load_profile(PROFILE)
 
 
-# Optional dependencies (pyproject.toml's extras) that some Pythons cannot install: onnxruntime
-# and zarr publish no CPython 3.15 wheel, onnx none for 3.15t. A test module that needs one that
-# is missing is skipped, naming it, instead of failing to import; any other import error still
-# fails collection.
-OPTIONAL_PACKAGES = frozenset({"onnx", "onnxruntime", "zarr", "numcodecs", "dask", "distributed",
-                               "matplotlib", "tqdm"})
-
-
-def missing_optional_package(error: BaseException | None) -> str | None:
-    """The optional package whose absence ``error`` (a module's import error) reports, or None."""
-    if isinstance(error, ModuleNotFoundError) and error.name:
-        top = error.name.partition(".")[0]
-        if top in OPTIONAL_PACKAGES:
-            return top
-    return None
-
 
 class _ModuleOfOptionalPackages(pytest.Module):
+    """A test module that needs a missing optional package (tests/support/optional.py) is
+    skipped, naming it, instead of failing to import; any other import error still fails."""
+
     def collect(self):
         try:
             self.obj  # noqa: B018 - imports the test module
@@ -73,9 +62,7 @@ class _ModuleOfOptionalPackages(pytest.Module):
             missing = missing_optional_package(error.__cause__)
             if missing is None:
                 raise
-            pytest.skip(f"{self.path.name} needs {missing}, an optional dependency not installed"
-                        " with this Python",
-                        allow_module_level=True)
+            pytest.skip(skip_reason(self.path.name, missing), allow_module_level=True)
         return super().collect()
 
 
