@@ -54,3 +54,10 @@ EXAMPLES_NEED = {
     "onnx_relu.onnx.probe": ("onnxruntime",),
     "onnx_relu.onnx.legalization": ("onnxruntime",),
 }
+
+
+def requires(*packages: str) -> pytest.MarkDecorator:
+    """Mark a test that needs ``packages``: skipped, naming the first missing one."""
+    missing = [package for package in packages if importlib.util.find_spec(package) is None]
+    return pytest.mark.skipif(bool(missing), reason=skip_reason("this test", missing[0])
+                              if missing else "")
