@@ -5,6 +5,7 @@ from __future__ import annotations
 import doctest
 
 import pytest
+
 from tests.support.optional import EXAMPLES_NEED, import_or_skip, skip_unless_installed
 
 MODULES = ["onnx_relu.backend", "onnx_relu.onnx", "onnx_relu.onnx._models", "onnx_relu.onnx._rules",
