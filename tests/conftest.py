@@ -21,6 +21,8 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
+from tests.support.optional import missing_optional_package, skip_reason
+
 # The folder tests/onnx would hide the onnx package from a process that has tests/ itself on
 # sys.path, as `python -m pytest` run inside tests/ has: say so rather than fail obscurely.
 _TESTS = Path(__file__).resolve().parent
@@ -46,3 +48,23 @@ PROFILE = os.environ.get("HYPOTHESIS_PROFILE", "ci")
 if PROFILE not in PROFILES:
     raise pytest.UsageError(f"HYPOTHESIS_PROFILE={PROFILE!r}; known profiles: {', '.join(PROFILES)}")
 settings.load_profile(PROFILE)
+
+
+
+class _ModuleOfOptionalPackages(pytest.Module):
+    """A test module that needs a missing optional package (tests/support/optional.py) is
+    skipped, naming it, instead of failing to import; any other import error still fails."""
+
+    def collect(self):
+        try:
+            self.obj  # noqa: B018 - imports the test module
+        except self.CollectError as error:
+            missing = missing_optional_package(error.__cause__)
+            if missing is None:
+                raise
+            pytest.skip(skip_reason(self.path.name, missing), allow_module_level=True)
+        return super().collect()
+
+
+def pytest_pycollect_makemodule(module_path, parent):
+    return _ModuleOfOptionalPackages.from_parent(parent, path=module_path)

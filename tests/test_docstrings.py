@@ -7,14 +7,13 @@ being listed anywhere; a module that shows examples (``>>>``) must have doctest 
 from __future__ import annotations
 
 import doctest
-import importlib
 import inspect
 import pkgutil
 
 import pytest
 
 import onnx_relu
-from tests.support.optional import skip_unless_module_can_run
+from tests.support.optional import EXAMPLES_NEED, import_or_skip, skip_unless_installed
 
 MODULES = sorted(
     ["onnx_relu"]
@@ -28,8 +27,8 @@ MODULES = sorted(
 
 @pytest.mark.parametrize("name", MODULES)
 def test_docstring_examples_run(name):
-    skip_unless_module_can_run(name)
-    module = importlib.import_module(name)
+    skip_unless_installed(f"the examples of {name}", *EXAMPLES_NEED.get(name, ()))
+    module = import_or_skip(name)
     before = onnx_relu.get_num_threads()
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     assert result.failed == 0

@@ -52,9 +52,14 @@ def test_refused_names_are_onnxs_and_never_a_relu_type():
     for dtype, onnx_name in REFUSED_ONNX_NAMES.items():
         assert dtype not in RELU_TYPE_BY_DTYPE
         assert onnx_type_name(dtype) == onnx_name and dtype_of_onnx_type(onnx_name) == dtype
-        assert onnx_name.removeprefix("tensor(").removesuffix(")").upper() in (
-            onnx.TensorProto.DataType.keys()
-        )
+        name = onnx_name.removeprefix("tensor(").removesuffix(")").upper()
+        if name not in onnx.TensorProto.DataType.keys():
+            # onnx 1.19 (the oldest allowed) predates the 2-bit types of onnx 1.20
+            assert name in ("INT2", "UINT2") and _onnx_version() < (1, 20), (name, onnx.__version__)
+
+
+def _onnx_version():
+    return tuple(int(part) for part in onnx.__version__.split(".")[:2])
 
 
 def test_names_and_byte_order():

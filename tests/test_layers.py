@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.optional import HAVE_ONNXRUNTIME, NO_ONNXRUNTIME
+from tests.support.optional import OPTIONAL_PACKAGES, skip_unless_installed
 
 _TOOL = Path(__file__).resolve().parents[1] / "tools" / "import_layers.py"
 _spec = importlib.util.spec_from_file_location("import_layers", _TOOL)
@@ -38,8 +38,8 @@ def expected_heavy(module: str) -> set[str]:
 
 @pytest.mark.parametrize("module", import_layers.MODULES)
 def test_module_imports_only_what_its_layer_allows(module):
-    if module == "onnx_relu.onnx.ort" and not HAVE_ONNXRUNTIME:
-        pytest.skip(f"{module} imports onnxruntime: {NO_ONNXRUNTIME}")
+    needed = sorted(name for name in expected_heavy(module) if name in OPTIONAL_PACKAGES)
+    skip_unless_installed(f"import {module}", *needed)
     heavy = import_layers.heavy_imports(module)
     print(import_layers.table_line(module, heavy))
     assert set(heavy) == expected_heavy(module), f"import {module} brought {heavy}"

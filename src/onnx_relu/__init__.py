@@ -17,8 +17,8 @@ Examples
 --------
 >>> import numpy as np
 >>> import onnx_relu
->>> onnx_relu.relu(np.array([-1.0, -0.0, 2.0]))
-array([0., 0., 2.])
+>>> onnx_relu.relu(np.array([-1.0, -0.0, 2.0])).tolist()
+[0.0, 0.0, 2.0]
 >>> onnx_relu.relu_version(13), onnx_relu.LATEST_VERSION.name
 (13, 'Relu-14')
 """

@@ -30,8 +30,8 @@ def check_dtype(dtype: object, opset: int | None = None) -> np.dtype:
 
     Examples
     --------
-    >>> check_dtype("float32", opset=6)
-    dtype('float32')
+    >>> str(check_dtype("float32", opset=6))
+    'float32'
     >>> check_dtype("int8", opset=13)
     Traceback (most recent call last):
     ...
@@ -249,10 +249,11 @@ def relu(x: object, /, out: object = None, *, opset: int | None = None) -> Any:
     --------
     >>> import numpy as np
     >>> from onnx_relu import relu
-    >>> relu(np.array([-3.0, -0.0, 0.5, np.inf], dtype=np.float32))
-    array([0. , 0. , 0.5, inf], dtype=float32)
-    >>> relu([-5, 0, 7])
-    array([0, 0, 7])
+    >>> y = relu(np.array([-3.0, -0.0, 0.5, np.inf], dtype=np.float32))
+    >>> str(y.dtype), y.tolist()
+    ('float32', [0.0, 0.0, 0.5, inf])
+    >>> relu([-5, 0, 7]).tolist()
+    [0, 0, 7]
     >>> relu(np.array([1, -1], dtype=np.int8), opset=13)
     Traceback (most recent call last):
     ...

@@ -179,8 +179,8 @@ def dtype_of_onnx_type(onnx_type: str) -> np.dtype | None:
 
     Examples
     --------
-    >>> dtype_of_onnx_type("tensor(int16)")
-    dtype('int16')
+    >>> dtype_of_onnx_type("tensor(int16)") == np.int16
+    True
     >>> dtype_of_onnx_type("tensor(string)") is None
     True
     """

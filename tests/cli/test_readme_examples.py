@@ -16,7 +16,7 @@ import pytest
 
 from onnx_relu import read_tensor
 from tests.support import REPOSITORY
-from tests.support.optional import needs_onnxruntime
+from tests.support.optional import requires
 from tests.support.oracle import expected_relu, same_bits
 
 README = REPOSITORY / "README.md"
@@ -62,7 +62,7 @@ def test_apply_examples_run(tmp_path):
         assert same_bits(read_tensor(tmp_path / name), expected_relu(x))
 
 
-@needs_onnxruntime  # the example runs the model in onnxruntime
+@requires("onnxruntime")  # the example runs the model in onnxruntime
 def test_model_examples_run(tmp_path):
     done = run_block(shell_blocks(CLI_PAGE)[1], tmp_path)
     assert done.returncode == 0, done.stderr

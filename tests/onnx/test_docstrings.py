@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import doctest
-import importlib
 
 import pytest
 
-from tests.support.optional import skip_unless_module_can_run
+from tests.support.optional import EXAMPLES_NEED, import_or_skip, skip_unless_installed
 
 MODULES = ["onnx_relu.backend", "onnx_relu.onnx", "onnx_relu.onnx._models", "onnx_relu.onnx._rules",
            "onnx_relu.onnx.backend", "onnx_relu.onnx.check", "onnx_relu.onnx.legalization",
@@ -16,7 +15,7 @@ MODULES = ["onnx_relu.backend", "onnx_relu.onnx", "onnx_relu.onnx._models", "onn
 
 @pytest.mark.parametrize("name", MODULES)
 def test_docstring_examples(name):
-    skip_unless_module_can_run(name)
-    module = importlib.import_module(name)
+    skip_unless_installed(f"the examples of {name}", *EXAMPLES_NEED.get(name, ()))
+    module = import_or_skip(name)
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     assert result.attempted > 0 and result.failed == 0

@@ -20,7 +20,7 @@ from onnx_relu import check_model, legalize
 from onnx_relu.errors import LegalizationError
 from onnx_relu.onnx.legalization import run_with_onnxruntime
 from onnx_relu.onnx.reference import Relu, ReluReferenceEvaluator
-from tests.support.optional import needs_onnxruntime
+from tests.support.optional import requires
 from tests.support.oracle import as_bits, expected_relu
 from tests.support.values import mixed_values
 
@@ -68,7 +68,7 @@ def test_check_model_uses_the_functions_own_opset():
     assert [(f.kind, f.version, f.opset) for f in findings] == [("type-not-allowed", 13, 13)]
 
 
-@needs_onnxruntime
+@requires("onnxruntime")  # legalize probes onnxruntime
 def test_legalize_rewrites_relu_inside_a_function_and_onnxruntime_runs_it():
     model = function_model([TensorProto.BFLOAT16])
     x = mixed_values(ml_dtypes.bfloat16, 544)
@@ -83,7 +83,7 @@ def test_legalize_rewrites_relu_inside_a_function_and_onnxruntime_runs_it():
     assert [n.op_type for n in model.functions[0].node] == ["Relu"]  # the caller's model
 
 
-@needs_onnxruntime
+@requires("onnxruntime")  # legalize probes onnxruntime
 def test_legalize_refuses_a_function_whose_calls_need_different_rewrites():
     model = function_model([TensorProto.BFLOAT16, TensorProto.INT16])
     with pytest.raises(LegalizationError, match="called with tensor\\(bfloat16\\) and tensor\\(int16\\)"):

@@ -16,7 +16,7 @@ from onnx_relu.errors import UnsupportedTypeError
 from tests.support.dtypes import ONNX_NAMES, RELU_TYPES, relu_type
 from tests.support.onnx_models import BOUNDARY_OPSETS, allowed_types, relu_model, sample_values
 from tests.support.onnxruntime_reach import onnxruntime_refusal, ort_helpers
-from tests.support.optional import needs_onnxruntime
+from tests.support.optional import requires
 from tests.support.oracle import as_bits, expected_relu
 
 ALL_CASES = [(t, opset) for opset in BOUNDARY_OPSETS for t in ONNX_NAMES]
@@ -133,7 +133,7 @@ def _ort_outcome(onnx_type: str, opset: int):
     return ("ran", differences, x.size)
 
 
-@needs_onnxruntime
+@requires("onnxruntime")
 def test_onnxruntime_agrees_with_the_semantics_except_documented_differences():
     outcomes = {case: _ort_outcome(*case) for case in ORT_CASES}
     ran = {case for case, outcome in outcomes.items() if outcome[0] == "ran"}

@@ -24,7 +24,7 @@ from onnx_relu.errors import InvalidModelError, InvalidTensorFileError
 from onnx_relu.files import relu_file
 from onnx_relu.files import tensors as tensors_module
 from tests.support.cli import assert_cli_error, run_cli
-from tests.support.optional import needs_onnxruntime
+from tests.support.optional import requires
 
 OVER_2_GIB = (1 << 31) + 64
 
@@ -70,7 +70,7 @@ def test_check_model_and_check_command_on_over_2_gib_of_external_data(tmp_path):
     assert listing(tmp_path) == before
 
 
-@needs_onnxruntime
+@requires("onnxruntime")  # legalize probes onnxruntime
 def test_legalize_keeps_over_2_gib_of_external_data_external(tmp_path):
     path = model_with_external_data(tmp_path, TensorProto.BFLOAT16, 2, opset=14)
     result = legalize(path)

@@ -19,8 +19,8 @@ class UfuncHandler:
     --------
     >>> import numpy as np
     >>> wrapped = UfuncHandler([-1.0, 2.0])
-    >>> np.negative(wrapped).values
-    array([ 1., -2.])
+    >>> np.negative(wrapped).values.tolist()
+    [1.0, -2.0]
     """
 
     def __init__(self, values: object) -> None:

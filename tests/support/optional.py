@@ -1,32 +1,70 @@
-"""Optional dependencies that some Pythons lack (no wheel for them yet: onnxruntime and zarr on
-CPython 3.15, dask and zarr on free-threaded 3.13), and the markers that skip the tests needing
-them, saying so, so that the rest still runs."""
+"""Optional dependencies that some Pythons cannot install, and skipping what needs them.
+
+onnxruntime and zarr publish no CPython 3.15 wheel (pyproject.toml's extras leave them out there
+with environment markers), onnx none for 3.15t. A test that needs one that is missing is skipped,
+naming it; any other import error still fails.
+"""
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
+from types import ModuleType
 
 import pytest
 
-HAVE_ONNXRUNTIME = importlib.util.find_spec("onnxruntime") is not None
-NO_ONNXRUNTIME = "onnxruntime is not installed (it has no wheel for this Python yet)"
+OPTIONAL_PACKAGES = frozenset({"onnx", "onnxruntime", "zarr", "numcodecs", "dask", "distributed",
+                               "matplotlib", "tqdm"})
 
-#: Marks a test that runs something in onnxruntime (legalize and its probe do).
-needs_onnxruntime = pytest.mark.skipif(not HAVE_ONNXRUNTIME, reason=NO_ONNXRUNTIME)
 
-#: The package modules whose docstring examples (or import) need an optional package.
-MODULE_NEEDS = {
-    "onnx_relu.onnx.legalization": "onnxruntime",
-    "onnx_relu.onnx.ort": "onnxruntime",
-    "onnx_relu.onnx.ort_library": "onnxruntime",
-    "onnx_relu.onnx.probe": "onnxruntime",
-    "onnx_relu.files._zarr_store": "zarr",
+def missing_optional_package(error: BaseException | None) -> str | None:
+    """The optional package whose absence ``error`` (an import error) reports, or None."""
+    if isinstance(error, ModuleNotFoundError) and error.name:
+        top = error.name.partition(".")[0]
+        if top in OPTIONAL_PACKAGES:
+            return top
+    return None
+
+
+def skip_reason(what: str, package: str) -> str:
+    return f"{what} needs {package}, an optional dependency not installed with this Python"
+
+
+def import_or_skip(name: str) -> ModuleType:
+    """Import module ``name``; skip the running test if it needs a missing optional package."""
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as error:
+        missing = missing_optional_package(error)
+        if missing is None:
+            raise
+        pytest.skip(skip_reason(name, missing))
+
+
+def skip_unless_installed(what: str, *packages: str) -> None:
+    """Skip the running test unless every one of ``packages`` can be imported."""
+    for package in packages:
+        if importlib.util.find_spec(package) is None:
+            pytest.skip(skip_reason(what, package))
+
+
+# Modules whose docstring examples run onnxruntime (the modules themselves import it lazily).
+EXAMPLES_NEED = {
+    "onnx_relu.onnx.ort": ("onnxruntime",),
+    "onnx_relu.files._zarr_store": ("zarr",),
+    "onnx_relu.onnx.ort_library": ("onnxruntime",),
+    "onnx_relu.onnx.probe": ("onnxruntime",),
+    "onnx_relu.onnx.legalization": ("onnxruntime",),
 }
 
 
-def skip_unless_module_can_run(name: str) -> None:
-    """Skip the calling test if module ``name``'s examples need a package not installed here."""
-    needed = MODULE_NEEDS.get(name)
-    if needed is not None and importlib.util.find_spec(needed) is None:
-        pytest.skip(f"{name}'s examples need {needed},"
-                    " not installed (no wheel for this Python yet)")
+def requires(*packages: str) -> pytest.MarkDecorator:
+    """Mark a test that needs ``packages``: skipped, naming the first missing one."""
+    missing = [package for package in packages if importlib.util.find_spec(package) is None]
+    return pytest.mark.skipif(bool(missing), reason=skip_reason("this test", missing[0])
+                              if missing else "")
+
+
+HAVE_ONNXRUNTIME = importlib.util.find_spec("onnxruntime") is not None
+#: The reason given where a whole module or example is skipped for want of onnxruntime.
+NO_ONNXRUNTIME = skip_reason("it", "onnxruntime")

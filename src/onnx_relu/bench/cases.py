@@ -99,8 +99,8 @@ def dtype_of(name: str) -> np.dtype:
     --------
     >>> TYPES
     ('float32', 'float64', 'float16', 'bfloat16', 'int8', 'int16', 'int32', 'int64')
-    >>> dtype_of("int16"), dtype_of("bfloat16")
-    (dtype('int16'), dtype(bfloat16))
+    >>> str(dtype_of("int16")), str(dtype_of("bfloat16"))
+    ('int16', 'bfloat16')
     """
     return _DTYPES[name]
 
@@ -114,8 +114,8 @@ def mixed_sign_data(name: str, n: int, rng: np.random.Generator) -> np.ndarray:
     Examples
     --------
     >>> x = mixed_sign_data("int8", 64, np.random.default_rng(0))
-    >>> x.dtype, bool((x < 0).any() and (x > 0).any())
-    (dtype('int8'), True)
+    >>> str(x.dtype), bool((x < 0).any() and (x > 0).any())
+    ('int8', True)
     """
     dtype = dtype_of(name)
     if dtype.kind == "i":

@@ -22,8 +22,9 @@ Examples
 >>> folder = tempfile.mkdtemp()
 >>> write_tensor(os.path.join(folder, "x.pb"), np.array([-1, 0, 5], dtype=np.int16))
 >>> relu_file(os.path.join(folder, "x.pb"), os.path.join(folder, "y.npy"))
->>> read_tensor(os.path.join(folder, "y.npy"))
-array([0, 0, 5], dtype=int16)
+>>> y = read_tensor(os.path.join(folder, "y.npy"))
+>>> str(y.dtype), y.tolist()
+('int16', [0, 0, 5])
 """
 
 from ._atomic import TEMP_SUFFIX, atomic_file

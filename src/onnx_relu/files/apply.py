@@ -221,8 +221,8 @@ def relu_file(
     >>> folder = tempfile.mkdtemp()
     >>> write_tensor(os.path.join(folder, "x.npy"), np.array([-2.0, -0.0, 3.0]))
     >>> relu_file(os.path.join(folder, "x.npy"), os.path.join(folder, "y.npy"))
-    >>> read_tensor(os.path.join(folder, "y.npy"))
-    array([0., 0., 3.])
+    >>> read_tensor(os.path.join(folder, "y.npy")).tolist()
+    [0.0, 0.0, 3.0]
     """
     if chunk_bytes < 1:
         raise ValueError(f"chunk_bytes must be >= 1, got {chunk_bytes}")

@@ -27,8 +27,9 @@ Examples
 ...     [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3])],
 ...     [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3])])
 >>> model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
->>> backend.run_model(model, [np.array([-1.0, -0.0, 2.0], dtype=np.float32)]).y
-array([0., 0., 2.], dtype=float32)
+>>> y = backend.run_model(model, [np.array([-1.0, -0.0, 2.0], dtype=np.float32)]).y
+>>> str(y.dtype), y.tolist()
+('float32', [0.0, 0.0, 2.0])
 """
 
 from __future__ import annotations

@@ -23,8 +23,9 @@ Examples
 ...     [helper.make_tensor_value_info("x", TensorProto.BFLOAT16, [3])],
 ...     [helper.make_tensor_value_info("y", TensorProto.BFLOAT16, [3])])
 >>> model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
->>> run_model(model, {"x": np.array([-1.5, 0.0, 2.5], dtype=ml_dtypes.bfloat16)})
-[array([-1.5, 0, 2.5], dtype=bfloat16)]
+>>> [y] = run_model(model, {"x": np.array([-1.5, 0.0, 2.5], dtype=ml_dtypes.bfloat16)})
+>>> str(y.dtype), y.astype(np.float32).tolist()
+('bfloat16', [-1.5, 0.0, 2.5])
 """
 
 from __future__ import annotations

@@ -32,8 +32,9 @@ Examples
 >>> model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
 >>> session = ort_session(model)          # onnxruntime alone has no bfloat16 Relu
 >>> x = np.array([-1.5, -0.0, 2.0, 3.5], dtype=ml_dtypes.bfloat16)
->>> run_session(session, {"x": x})
-[array([0, 0, 2, 3.5], dtype=bfloat16)]
+>>> [y] = run_session(session, {"x": x})
+>>> str(y.dtype), y.astype(np.float32).tolist()
+('bfloat16', [0.0, 0.0, 2.0, 3.5])
 """
 
 from __future__ import annotations

@@ -27,8 +27,9 @@ Examples
 ...     [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3])],
 ...     [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3])])
 >>> model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
->>> ReferenceEvaluator(model, new_ops=[Relu]).run(None, {"x": np.array([-1, -0.0, 2], "f4")})
-[array([0., 0., 2.], dtype=float32)]
+>>> [y] = ReferenceEvaluator(model, new_ops=[Relu]).run(None, {"x": np.array([-1, -0.0, 2], "f4")})
+>>> str(y.dtype), y.tolist()
+('float32', [0.0, 0.0, 2.0])
 """
 
 from __future__ import annotations
@@ -123,10 +124,10 @@ class ReluReferenceEvaluator(ReferenceEvaluator):
     >>> model = helper.make_model(graph, functions=[body], opset_imports=[
     ...     helper.make_opsetid("", 14), helper.make_opsetid("local", 1)])
     >>> x = {"x": np.array([-0.0, 2.0], np.float16)}
-    >>> np.signbit(ReluReferenceEvaluator(model).run(None, x)[0])  # onnx-relu's Relu: +0.0
-    array([False, False])
-    >>> np.signbit(ReferenceEvaluator(model, new_ops=[Relu]).run(None, x)[0])  # onnx's, in F
-    array([ True, False])
+    >>> np.signbit(ReluReferenceEvaluator(model).run(None, x)[0]).tolist()  # onnx-relu's: +0.0
+    [False, False]
+    >>> np.signbit(ReferenceEvaluator(model, new_ops=[Relu]).run(None, x)[0]).tolist()  # onnx's
+    [True, False]
     """
 
     def __init__(self, proto: Any, *args: Any, new_ops: Any = None, **kwargs: Any) -> None:
