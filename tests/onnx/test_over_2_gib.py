@@ -22,7 +22,7 @@ from onnx import TensorProto, helper
 from onnx_relu import check_model, legalize, read_tensor, write_tensor
 from onnx_relu.errors import InvalidModelError, InvalidTensorFileError
 from onnx_relu.files import relu_file
-from onnx_relu.files import tensors as tensors_module
+from onnx_relu.files import pb as pb_module
 from tests.support.cli import assert_cli_error, run_cli
 from tests.support.optional import requires
 
@@ -116,7 +116,7 @@ def test_files_over_2_gib_are_named_too_large_not_corrupt(tmp_path, suffix):
 
 
 def test_write_tensor_over_the_pb_limit_is_refused_before_encoding(tmp_path, monkeypatch):
-    monkeypatch.setattr(tensors_module, "PB_DATA_LIMIT", 100)
+    monkeypatch.setattr(pb_module, "PB_DATA_LIMIT", 100)
     with pytest.raises(ValueError, match="holds at most 2 GiB.*has 101 bytes; write it as .npy"):
         write_tensor(tmp_path / "x.pb", np.zeros(101, np.int8))
     assert not (tmp_path / "x.pb").exists()
