@@ -26,7 +26,6 @@ import os
 import platform
 import time
 
-import ml_dtypes
 import numpy as np
 import onnxruntime
 from onnx import helper

@@ -20,6 +20,7 @@ from tests.support.dtypes import relu_type
 
 TYPES = ["float32", "float64", "float16", "bfloat16", "int8", "int16", "int32", "int64"]
 from tests.support import REPOSITORY
+
 TARGETS_SCRIPT = REPOSITORY / "benchmarks" / "targets.py"
 
 

@@ -9,14 +9,12 @@ from __future__ import annotations
 import io
 import os
 import stat
-import subprocess
 import time
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-from onnx_relu import read_tensor, write_tensor
+from onnx_relu import write_tensor
 from tests.support.cli import folder_state
 from tests.support.streams import (
     closing,

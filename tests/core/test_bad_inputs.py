@@ -19,7 +19,12 @@ from numpy.lib.stride_tricks import as_strided
 
 import onnx_relu
 from onnx_relu import relu
-from onnx_relu.errors import InvalidOpsetError, InvalidOutputError, OnnxReluError, UnsupportedTypeError
+from onnx_relu.errors import (
+    InvalidOpsetError,
+    InvalidOutputError,
+    OnnxReluError,
+    UnsupportedTypeError,
+)
 from tests.support import REPOSITORY
 from tests.support.array_likes import UfuncHandler, UfuncHandlingTable
 from tests.support.dtypes import REFUSED_TYPES, RELU_DTYPES, RELU_TYPES, relu_type, relu_version_at

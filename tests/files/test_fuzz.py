@@ -18,9 +18,8 @@ import pytest
 from hypothesis import event, given
 from hypothesis import strategies as st
 
-from onnx_relu.files import relu_file
 from onnx_relu.errors import OnnxReluError, UnsupportedTypeError
-from onnx_relu.files import read_tensor, write_tensor
+from onnx_relu.files import read_tensor, relu_file, write_tensor
 from tests.support.dtypes import RELU_DTYPES
 from tests.support.oracle import as_bits, expected_relu
 from tests.support.strategies import (

@@ -14,9 +14,9 @@ from tests.support.optional import NO_ONNXRUNTIME
 pytest.importorskip("onnxruntime", reason=NO_ONNXRUNTIME)
 
 from onnx_relu import check_model, legalize
-from onnx_relu.onnx.ort import inference_session, run_model
 from onnx_relu.errors import InvalidModelError, LegalizationError
 from onnx_relu.onnx.legalization import probe_onnxruntime, run_with_onnxruntime
+from onnx_relu.onnx.ort import inference_session, run_model
 from tests.support.dtypes import ONNX_NAMES
 from tests.support.onnx_models import LATEST_OPSET, allowed_types, relu_model, sample_values
 from tests.support.onnxruntime_reach import skip_if_onnxruntime_predates

@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 
 import onnx_relu
-
 from onnx_relu.tuning import default_num_threads, kernel_tuning
+
 from .cases import DEFAULT_SIZES, TYPES, Case, Size, Variant, relu_variants
 from .peers import (
     PEERS,

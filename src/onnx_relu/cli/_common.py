@@ -21,8 +21,8 @@ from ..errors import (
     InvalidTensorFileError,
     ModelInputError,
     UnsupportedFileFormatError,
-    UnsupportedPathError,
     UnsupportedOperatorError,
+    UnsupportedPathError,
     UnsupportedTypeError,
 )
 

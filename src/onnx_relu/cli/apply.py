@@ -9,8 +9,8 @@ import logging
 import os
 from collections.abc import Iterator
 
-from ..errors import UnsupportedFileFormatError
 from ..argtypes import integer_at_least_one, positive_number, thread_count
+from ..errors import UnsupportedFileFormatError
 from ._common import (
     EXIT_OK,
     NOT_WRITTEN,

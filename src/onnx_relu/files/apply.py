@@ -30,8 +30,6 @@ import numpy as np
 
 from .. import check_dtype, relu
 from ..errors import InvalidTensorFileError, UnsupportedFileFormatError
-from .paths import STDIO, PathKind, describe, open_input, open_output, path_kind
-from .progress import Progress
 from .npy import (
     _NPY_MAGIC,
     NpyHeader,
@@ -40,7 +38,9 @@ from .npy import (
     read_npy_data,
     read_npy_header,
 )
+from .paths import STDIO, PathKind, describe, open_input, open_output, path_kind
 from .pb import _parse_pb_tensor, _pb_bytes, pb_size_refusal, read_pb_bytes
+from .progress import Progress
 from .tensors import _Rejoined, tensor_format
 
 __all__ = ["DEFAULT_CHUNK_BYTES", "relu_file", "relu_tensor", "check_file_arguments"]

@@ -24,9 +24,9 @@ Examples
 from __future__ import annotations
 
 import os
-from typing import Any
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import onnx
 from onnx import shape_inference
