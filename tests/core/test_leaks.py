@@ -125,7 +125,9 @@ def test_thousand_large_calls():
 
 
 @pytest.mark.parametrize(
-    "bad", [np.zeros(4, np.uint8), np.zeros(4, np.complex64), [None, 1]], ids=["uint8", "complex64", "list-with-None"]
+    "bad",
+    [np.zeros(4, np.uint8), np.zeros(4, np.complex64), [None, 1]],
+    ids=["uint8", "complex64", "list-with-None"],
 )
 def test_refused_calls_leak_nothing(bad):
     out = np.zeros(4, np.float32)
@@ -147,5 +149,7 @@ def test_refused_calls_leak_nothing(bad):
     growth = rss_bytes() - rss_before
     counts_after = refcounts(*watched)
     assert counts_after == counts_before
-    assert growth < 16 * MIB, f"RSS grew by {growth / MIB:.1f} MiB over {REFUSED_CALLS} refused calls"
+    assert growth < 16 * MIB, (
+        f"RSS grew by {growth / MIB:.1f} MiB over {REFUSED_CALLS} refused calls"
+    )
     assert not out.any()

@@ -12,8 +12,14 @@ from onnx_relu.examples import bits_equal, load_spec_examples
 
 EXAMPLES = load_spec_examples()
 SPEC_NAMES = [
-    "test_cc_relu", "test_cc_relu_bfloat16", "test_cc_relu_double", "test_cc_relu_example",
-    "test_cc_relu_float16", "test_cc_relu_int16", "test_cc_relu_int32", "test_cc_relu_int64",
+    "test_cc_relu",
+    "test_cc_relu_bfloat16",
+    "test_cc_relu_double",
+    "test_cc_relu_example",
+    "test_cc_relu_float16",
+    "test_cc_relu_int16",
+    "test_cc_relu_int32",
+    "test_cc_relu_int64",
     "test_cc_relu_int8",
 ]
 

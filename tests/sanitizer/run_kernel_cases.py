@@ -70,8 +70,30 @@ OFFSETS: Sequence[int] = range(64)
 #: GIL released around threaded calls). So the default keeps every layout and type, and sizes at
 #: each vector width's boundaries and offsets with every alignment an element can have (odd,
 #: 2, 4, 8 bytes; a cache line's end): about 2 % of the full sweep's cases.
-GLUE_SIZES: Sequence[int] = (0, 1, 2, 3, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128,
-                             129, 255, 256, 257)
+GLUE_SIZES: Sequence[int] = (
+    0,
+    1,
+    2,
+    3,
+    7,
+    8,
+    9,
+    15,
+    16,
+    17,
+    31,
+    32,
+    33,
+    63,
+    64,
+    65,
+    127,
+    128,
+    129,
+    255,
+    256,
+    257,
+)
 GLUE_OFFSETS: Sequence[int] = (0, 1, 2, 3, 4, 6, 8, 12, 16, 31, 32, 63)
 #: Offsets of the default sweep's threaded and streaming phases.
 GLUE_SPARSE_OFFSETS: Sequence[int] = (0, 1, 8, 33, 63)
@@ -255,7 +277,9 @@ class Pools:
             ubits = bits_dtype(dtype)
             self.inputs[dtype] = values.view(ubits)
             self.expected[dtype] = expected_relu(values).view(ubits)
-            self.poison[dtype] = np.full(longest * dtype.itemsize, POISON, dtype=np.uint8).view(ubits)
+            self.poison[dtype] = np.full(longest * dtype.itemsize, POISON, dtype=np.uint8).view(
+                ubits
+            )
 
 
 def run_case(case: Case, pools: Pools, dtype: np.dtype, tally: Tally, where: tuple) -> None:
@@ -288,8 +312,14 @@ def run_case(case: Case, pools: Pools, dtype: np.dtype, tally: Tally, where: tup
     got = np.asarray(result).view(ubits)
     if got.tobytes() != want.tobytes():
         shaped = x.view.shape
-        fail("wrong result: " + mismatch_report(
-            inputs.reshape(shaped).view(dtype), got.view(dtype), want.reshape(shaped).view(dtype)))
+        fail(
+            "wrong result: "
+            + mismatch_report(
+                inputs.reshape(shaped).view(dtype),
+                got.view(dtype),
+                want.reshape(shaped).view(dtype),
+            )
+        )
         return
     if case.in_place:
         # Put the input back: then the whole buffer must equal its state before the call.
@@ -307,8 +337,12 @@ def run_case(case: Case, pools: Pools, dtype: np.dtype, tally: Tally, where: tup
 
 def streaming_isas() -> list[str]:
     """The streaming-store code paths this CPU can run, best first ("none": plain stores)."""
-    order = ["stnp", "none"] if platform.machine() in {"aarch64", "arm64"} else ["avx512", "avx2", "sse2", "none"]
-    return order[order.index(onnx_relu.tuning.kernel_tuning()["best_nt_isa"]):]
+    order = (
+        ["stnp", "none"]
+        if platform.machine() in {"aarch64", "arm64"}
+        else ["avx512", "avx2", "sse2", "none"]
+    )
+    return order[order.index(onnx_relu.tuning.kernel_tuning()["best_nt_isa"]) :]
 
 
 def kernel_threads(count: int) -> AbstractContextManager:
@@ -356,7 +390,10 @@ def concurrent_python_threads(pools: Pools, tally: Tally, n: int, rounds: int) -
                     own = pools.inputs[dtype][:n].copy().view(dtype)
                     relu(own, out=own)
                     calls[index] += 2
-                    if not (np.array_equal(out.view(ubits), want) and np.array_equal(own.view(ubits), want)):
+                    if not (
+                        np.array_equal(out.view(ubits), want)
+                        and np.array_equal(own.view(ubits), want)
+                    ):
                         errors.append(f"thread {index} round {r} {dtype}: wrong result")
         except Exception as exc:  # noqa: BLE001
             errors.append(f"thread {index}: {type(exc).__name__}: {exc}")
@@ -397,16 +434,30 @@ def parse_sizes(text: str) -> list[int]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--large-sizes", type=parse_sizes, default=None,
-                        help=f"element counts of the large cases (default {list(LARGE_SIZES)})")
-    parser.add_argument("--thread-counts", type=parse_sizes, default=None,
-                        help=f"kernel thread counts (default {list(THREAD_COUNTS)})")
+    parser.add_argument(
+        "--large-sizes",
+        type=parse_sizes,
+        default=None,
+        help=f"element counts of the large cases (default {list(LARGE_SIZES)})",
+    )
+    parser.add_argument(
+        "--thread-counts",
+        type=parse_sizes,
+        default=None,
+        help=f"kernel thread counts (default {list(THREAD_COUNTS)})",
+    )
     parser.add_argument("--max-failures", type=int, default=20)
-    parser.add_argument("--full", action="store_true",
-                        help="the full sweep: every size 0..257 and offset 0..63 with one thread,"
-                        " every streaming ISA (about 2.6 million cases; minutes)")
-    parser.add_argument("--allow-unsanitized", action="store_true",
-                        help="run against a plain build too (a correctness sweep only)")
+    parser.add_argument(
+        "--full",
+        action="store_true",
+        help="the full sweep: every size 0..257 and offset 0..63 with one thread,"
+        " every streaming ISA (about 2.6 million cases; minutes)",
+    )
+    parser.add_argument(
+        "--allow-unsanitized",
+        action="store_true",
+        help="run against a plain build too (a correctness sweep only)",
+    )
     args = parser.parse_args(argv)
 
     problems = check_sanitized_build()
@@ -456,18 +507,24 @@ def main(argv: list[str] | None = None) -> int:
         )
         with kernel_threads(count), tuning:
             ran = sweep(phase, sizes, offsets, layouts, pools, tally, args.max_failures)
-        print(f"{phase}: {ran} cases ({len(layouts)} layouts x {len(RELU_DTYPES)} types x"
-              f" {len(sizes)} sizes x {len(offsets)} offsets) in {time.perf_counter() - t:.1f} s")
+        print(
+            f"{phase}: {ran} cases ({len(layouts)} layouts x {len(RELU_DTYPES)} types x"
+            f" {len(sizes)} sizes x {len(offsets)} offsets) in {time.perf_counter() - t:.1f} s"
+        )
         if len(tally.failures) >= args.max_failures:
             break
     if len(tally.failures) < args.max_failures:
         t = time.perf_counter()
         ran = concurrent_python_threads(pools, tally, n_concurrent, rounds=3)
-        print(f"python threads: {ran} calls ({PYTHON_THREADS} threads, n={n_concurrent})"
-              f" in {time.perf_counter() - t:.1f} s")
+        print(
+            f"python threads: {ran} calls ({PYTHON_THREADS} threads, n={n_concurrent})"
+            f" in {time.perf_counter() - t:.1f} s"
+        )
 
-    print(f"total: {tally.cases} cases in {time.perf_counter() - t0:.1f} s,"
-          f" {len(tally.failures)} failures")
+    print(
+        f"total: {tally.cases} cases in {time.perf_counter() - t0:.1f} s,"
+        f" {len(tally.failures)} failures"
+    )
     for message in tally.failures:
         print(f"FAIL {message}", file=sys.stderr)
     return 1 if tally.failures else 0

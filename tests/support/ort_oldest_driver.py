@@ -27,7 +27,8 @@ def main(library: str, folder: str) -> None:
         options.register_custom_ops_library(library)
         try:
             session = onnxruntime.InferenceSession(
-                model_path, options, providers=["CPUExecutionProvider"])
+                model_path, options, providers=["CPUExecutionProvider"]
+            )
             input_path = os.path.join(folder, name + ".npy")
             feeds = {"x": np.load(input_path)} if os.path.exists(input_path) else {}
             (y,) = session.run(None, feeds)

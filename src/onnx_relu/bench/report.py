@@ -170,8 +170,14 @@ def plot_results(results: dict[str, Any], path: str) -> None:
         panel.set_xlabel("array size (bytes)", fontsize=8)
     for panel in axes[:, 0]:
         panel.set_ylabel("GB/s (2 x bytes / time)", fontsize=8)
-    figure.legend(list(handles.values()), list(handles.keys()), loc="lower center", ncol=4,
-                  fontsize=7, frameon=False)
+    figure.legend(
+        list(handles.values()),
+        list(handles.keys()),
+        loc="lower center",
+        ncol=4,
+        fontsize=7,
+        frameon=False,
+    )
     cpu = results["machine"]["cpu"]
     figure.suptitle(f"onnx-relu vs copy ceiling and peers - {cpu}, {top} threads", fontsize=9)
     figure.tight_layout(rect=(0, 0.12 if rows > 1 else 0.2, 1, 0.96))

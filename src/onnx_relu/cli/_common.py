@@ -129,8 +129,7 @@ def emit(line: str) -> None:
         ) from None
     except OSError as exc:
         raise ReportLost(
-            f"cannot write the report to standard output ({os_error_text(exc)}): it is"
-            " incomplete"
+            f"cannot write the report to standard output ({os_error_text(exc)}): it is incomplete"
         ) from None
 
 
@@ -176,8 +175,11 @@ def complete_standard_output() -> Iterator[None]:
     stdout.flush()
     unbuffered = isinstance(stdout.buffer, io.RawIOBase)
     complete = io.TextIOWrapper(  # type: ignore[type-var]  # (a raw stream is fine)
-        _CompleteWriter(1), encoding=stdout.encoding, errors=stdout.errors,
-        line_buffering=stdout.line_buffering, write_through=unbuffered,
+        _CompleteWriter(1),
+        encoding=stdout.encoding,
+        errors=stdout.errors,
+        line_buffering=stdout.line_buffering,
+        write_through=unbuffered,
     )
     sys.stdout = complete
     try:

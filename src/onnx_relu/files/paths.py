@@ -329,7 +329,10 @@ class Output:
 
 
 def check_output_kind(
-    path: str | os.PathLike[str], what: str = "output", *, dash_is_stdio: bool = False,
+    path: str | os.PathLike[str],
+    what: str = "output",
+    *,
+    dash_is_stdio: bool = False,
     streams: bool = True,
 ) -> PathKind:
     """Refuse, before any work, an output path that :func:`open_output` would refuse; return its
@@ -350,7 +353,10 @@ def check_output_kind(
 
 @contextlib.contextmanager
 def open_output(
-    path: str | os.PathLike[str], what: str = "output", *, dash_is_stdio: bool = False,
+    path: str | os.PathLike[str],
+    what: str = "output",
+    *,
+    dash_is_stdio: bool = False,
     streams: bool = True,
 ) -> Iterator[Output]:
     """Open ``path`` for writing as its kind allows (see the module's table) and yield an

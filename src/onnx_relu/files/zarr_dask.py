@@ -71,6 +71,7 @@ CONNECT_TIMEOUT_S = 10
 #: cluster that cannot make progress (paused workers, no workers) is reported.
 STALL_TIMEOUT_S = 300.0
 
+
 class ChunkError(InvalidTensorFileError):
     """A block of the input store could not be read (a truncated or corrupt chunk file)."""
 
@@ -101,9 +102,7 @@ def dask_client(scheduler: str | None = None) -> Iterator[Any]:
     """
     _da, distributed, _zarr = _import_dask()
     if scheduler:
-        with distributed.Client(
-            scheduler, timeout=f"{CONNECT_TIMEOUT_S}s"
-        ) as client:
+        with distributed.Client(scheduler, timeout=f"{CONNECT_TIMEOUT_S}s") as client:
             yield client
         return
     with contextlib.ExitStack() as stack:

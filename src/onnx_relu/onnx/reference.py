@@ -77,7 +77,9 @@ class Relu(OpRun):
 
     op_domain = ""
 
-    def __init__(self, onnx_node: onnx.NodeProto, run_params: dict[str, Any], schema: Any = None) -> None:
+    def __init__(
+        self, onnx_node: onnx.NodeProto, run_params: dict[str, Any], schema: Any = None
+    ) -> None:
         super().__init__(onnx_node, run_params, schema)
         #: the model's ai.onnx opset, which selects the Relu version
         self.opset: int = _ai_onnx_opset(run_params)
