@@ -52,11 +52,11 @@ import numpy as np
 # The repository's root, for tests.support (this file runs as a script, not under pytest).
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-import onnx_relu  # noqa: E402
-from onnx_relu import relu, relu_ufunc  # noqa: E402
-from tests.support.dtypes import RELU_DTYPES, bits_dtype  # noqa: E402
-from tests.support.oracle import expected_relu, mismatch_report  # noqa: E402
-from tests.support.values import mixed_values  # noqa: E402
+import onnx_relu
+from onnx_relu import relu, relu_ufunc
+from tests.support.dtypes import RELU_DTYPES, bits_dtype
+from tests.support.oracle import expected_relu, mismatch_report
+from tests.support.values import mixed_values
 
 #: Every size from empty to a little past 256 elements (every vector tail of every width).
 SMALL_SIZES: Sequence[int] = range(258)

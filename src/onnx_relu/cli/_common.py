@@ -331,7 +331,7 @@ def add_subcommand(
     name: str,
     run: Callable[[argparse.Namespace], int],
     *,
-    help: str,  # noqa: A002 - argparse's own name for it
+    help: str,  # argparse's own name for it
     description: str,
     epilog: str | None = None,
 ) -> argparse.ArgumentParser:

@@ -258,7 +258,7 @@ def open_input(
         file = io.BufferedReader(_Prefixed(prefix, fd))
         regular = False
     else:
-        file = open(path, "rb")  # noqa: SIM115 - closed below
+        file = open(path, "rb")  # closed below
         regular = True
     file.regular = regular
     with file:

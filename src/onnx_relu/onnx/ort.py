@@ -106,7 +106,7 @@ def new_session(
     )
     try:
         return onnxruntime.InferenceSession(source, sess_options=sess_options, providers=providers)
-    except Exception as error:  # noqa: BLE001 - onnxruntime raises its own exception classes
+    except Exception as error:  # onnxruntime raises its own exception classes
         refusal = _IR_REFUSAL.search(str(error))
         lowered = None if refusal is None else _at_ir_version(model, int(refusal[2]))
         if lowered is None:

@@ -103,7 +103,8 @@ class Relu(OpRun):
         findings = judge_relu(self.onnx_node, self.opset, onnx_type_of_dtype(dtype), self.version)
         refuse(_label(self.onnx_node), findings)
 
-    def _run(self, x: Any, consumed_inputs: object = None) -> tuple[np.ndarray]:  # noqa: ARG002 - Relu-1's legacy attribute
+    # consumed_inputs: Relu-1's legacy attribute, accepted and unused.
+    def _run(self, x: Any, consumed_inputs: object = None) -> tuple[np.ndarray]:
         return (np.asarray(relu(x, opset=self.opset)),)
 
 
