@@ -139,7 +139,7 @@ def ort_variants(case: Case, sessions: dict[int, Any]) -> list[Variant]:
                 "onnxruntime",
                 threads,
                 False,
-                lambda session=session: session.run(None, feeds),
+                lambda session=session, feeds=feeds: session.run(None, feeds),
                 spins=threads > 1,
             )
         )
