@@ -15,12 +15,11 @@ import pytest
 import onnx_relu
 from onnx_relu import bench
 from onnx_relu._environment import parse_size
+from tests.support import REPOSITORY
 from tests.support.cli import SCRIPT
 from tests.support.dtypes import relu_type
 
 TYPES = ["float32", "float64", "float16", "bfloat16", "int8", "int16", "int32", "int64"]
-from tests.support import REPOSITORY
-
 TARGETS_SCRIPT = REPOSITORY / "benchmarks" / "targets.py"
 
 

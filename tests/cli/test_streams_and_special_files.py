@@ -212,7 +212,7 @@ def test_closed_standard_streams(tmp_path):
 def test_check_escapes_names_on_a_strict_utf8_output(tmp_path):
     """Model names that are not UTF-8, or hold newlines, each give exactly one escaped line on
     a strict UTF-8 standard output, and every model after them is checked."""
-    onnx = pytest.importorskip("onnx")
+    pytest.importorskip("onnx")
     from tests.support.onnx_models import relu_model
 
     models = tmp_path / "models"

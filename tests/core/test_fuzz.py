@@ -216,7 +216,7 @@ def test_fuzz_relu_python_objects(obj, opset):
         except ValueError as exc:
             assert type(exc) is type(numpy_error) and str(exc) == str(numpy_error)
             return
-        raise AssertionError("relu accepted what numpy.asarray refuses")
+        raise AssertionError("relu accepted what numpy.asarray refuses") from numpy_error
     if native(as_array.dtype) not in allowed_at(opset):
         event(f"refused: {as_array.dtype.kind}")
         try:
