@@ -85,7 +85,7 @@ def _checked_out(out: object, x: np.ndarray | np.generic) -> np.ndarray:
         # location: the result could not be stored, and a huge such view would run for hours.
         # (An empty array may have zero strides anywhere: it has no elements to share. A
         # contiguous array has none along an axis longer than 1, so the common case skips this.)
-        for axis, (length, stride) in enumerate(zip(out.shape, out.strides)):
+        for axis, (length, stride) in enumerate(zip(out.shape, out.strides, strict=True)):
             if stride == 0 and length > 1:
                 raise InvalidOutputError(
                     f"out has stride 0 along axis {axis} (length {length}): its elements share"

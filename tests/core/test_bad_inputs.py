@@ -64,7 +64,7 @@ def assert_refused(
     message = str(info.value)
     for fragment in fragments:
         assert fragment in message, f"{fragment!r} not in {message!r}"
-    for a, b in zip(untouched, before):
+    for a, b in zip(untouched, before, strict=True):
         assert snapshot(a) == b, "a refused call changed an array"
     return info.value
 

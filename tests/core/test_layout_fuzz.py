@@ -50,7 +50,7 @@ class Layout:
     def byte_range(self, itemsize: int) -> tuple[int, int]:
         """The first and one past the last byte the view touches."""
         low = high = self.offset
-        for extent, stride in zip(self.shape, self.strides):
+        for extent, stride in zip(self.shape, self.strides, strict=True):
             reach = (extent - 1) * stride
             low, high = low + min(reach, 0), high + max(reach, 0)
         return low, high + itemsize

@@ -143,7 +143,11 @@ def place(
     if strides is None:  # C-contiguous
         strides = (shape[1] * itemsize, itemsize) if len(shape) == 2 else (itemsize,)
     empty = 0 in shape
-    extent = 0 if empty else itemsize + sum((n - 1) * abs(s) for n, s in zip(shape, strides))
+    extent = (
+        0
+        if empty
+        else itemsize + sum((n - 1) * abs(s) for n, s in zip(shape, strides, strict=True))
+    )
     if aligned:
         raw = np.full(extent + 128, CANARY, dtype=np.uint8)
         start = (offset - raw.ctypes.data) % 64
@@ -154,7 +158,7 @@ def place(
     # stride the view's first element is at the far end.
     first = start
     if not empty:
-        first += sum((n - 1) * -s for n, s in zip(shape, strides) if s < 0)
+        first += sum((n - 1) * -s for n, s in zip(shape, strides, strict=True) if s < 0)
     view = np.ndarray(shape, dtype=dtype, buffer=raw, offset=first, strides=strides)
     return Operand(raw, view)
 

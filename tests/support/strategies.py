@@ -116,7 +116,7 @@ def arrays_any_layout(
     shape = tuple(draw(st.lists(st.integers(0, max_side), min_size=ndim, max_size=ndim)))
     steps = tuple(draw(st.lists(st.sampled_from([1, 1, 2, -1, -3]), min_size=ndim, max_size=ndim)))
     offset = draw(st.integers(0, 15))
-    full_shape = tuple(n * abs(s) for n, s in zip(shape, steps))
+    full_shape = tuple(n * abs(s) for n, s in zip(shape, steps, strict=True))
     count = int(np.prod(full_shape, dtype=np.int64))
     seed = draw(st.integers(0, 2**32 - 1))
     raw = np.random.default_rng(seed).integers(

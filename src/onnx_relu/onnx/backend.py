@@ -302,7 +302,7 @@ class OnnxReluBackendRep(BackendRep):
             # else about the model was checked by prepare; what can change between calls (the
             # arrays fed) is checked here, cheaply; anything unusual takes the general path,
             # whose checks give the errors.
-            for (dtype, shape), value in zip(self._fast_inputs, inputs):
+            for (dtype, shape), value in zip(self._fast_inputs, inputs, strict=True):
                 if type(value) is not np.ndarray or value.dtype is not dtype:
                     break
                 if (
@@ -312,7 +312,7 @@ class OnnxReluBackendRep(BackendRep):
                 ):
                     break
             else:
-                values = dict(zip(self._required_names, inputs))
+                values = dict(zip(self._required_names, inputs, strict=True))
                 if self._initializers:
                     values = {**self._initializers, **values}
                 return self._compute(values)
@@ -349,7 +349,7 @@ class OnnxReluBackendRep(BackendRep):
             outputs = self._outputs_type._make(
                 [
                     np.array(values[name], copy=True) if copied else values[name]
-                    for name, copied in zip(self.output_names, self._copied_outputs)
+                    for name, copied in zip(self.output_names, self._copied_outputs, strict=True)
                 ]
             )
         else:
@@ -360,7 +360,7 @@ class OnnxReluBackendRep(BackendRep):
 def _shape_fits(actual: tuple[int, ...], declared: tuple[int | None, ...]) -> bool:
     """Whether a shape is one that a declared shape with unknown (None) sizes allows."""
     return len(actual) == len(declared) and all(
-        size is None or size == length for size, length in zip(declared, actual)
+        size is None or size == length for size, length in zip(declared, actual, strict=True)
     )
 
 
