@@ -104,7 +104,7 @@ def ort_sessions(
     for threads in thread_counts:
         try:
             sessions[threads] = ort.inference_session(model, threads=threads)
-        except Exception as exc:  # onnxruntime raises its own NotImplemented, Fail, ...
+        except Exception as exc:  # noqa: BLE001 - onnxruntime has its own NotImplemented, Fail...
             message = str(exc).splitlines()[0]
             return {}, f"no kernel: {message}"
     return sessions, ""

@@ -92,7 +92,7 @@ def _parse_pb_tensor(data: bytes, label: str, base_dir: str) -> tuple[np.ndarray
     tensor = onnx.TensorProto()
     try:
         tensor.ParseFromString(data)
-    except Exception as exc:  # protobuf's DecodeError; its module path varies by backend
+    except Exception as exc:  # noqa: BLE001 - protobuf's DecodeError; its module varies by backend
         raise InvalidTensorFileError(
             f"{label} is not a valid ONNX TensorProto (corrupt or truncated: {exc})"
         ) from None
@@ -108,7 +108,7 @@ def _parse_pb_tensor(data: bytes, label: str, base_dir: str) -> tuple[np.ndarray
     _check_int32_data_range(onnx, tensor, label)
     try:
         array = numpy_helper.to_array(tensor, base_dir=base_dir)
-    except Exception as exc:  # ValueError, TypeError, KeyError, OSError from onnx's decoder
+    except Exception as exc:  # noqa: BLE001 - ValueError, TypeError, KeyError, OSError from onnx
         raise InvalidTensorFileError(
             f"{label}: the TensorProto's data cannot be decoded ({type(exc).__name__}: {exc})"
         ) from None

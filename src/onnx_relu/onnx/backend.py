@@ -391,7 +391,7 @@ def _initializer_values(tensor: onnx.TensorProto) -> np.ndarray:
         )
     try:
         return numpy_helper.to_array(tensor)
-    except Exception as error:  # ValueError, TypeError, KeyError... from onnx's decoder
+    except Exception as error:  # noqa: BLE001 - ValueError, TypeError, KeyError... from onnx
         raise InvalidModelError(
             f"initializer {tensor.name!r} cannot be decoded ({type(error).__name__}: {error});"
             " the model is corrupt"
