@@ -8,7 +8,8 @@ Every variant runs a one-node Relu model (opset 21) on the same --mib MiB of mix
 a preallocated output, so only the Relu is timed. The variants are timed interleaved: in each
 round every variant makes --calls calls back to back (the slow legalized models one), and each
 variant keeps its best call over all rounds (the machine is shared with other jobs: best-of-N is
-steadier than a median, and interleaving exposes every variant to the same moments). GB/s counts bytes read plus bytes written. Variants:
+steadier than a median, and interleaving exposes every variant to the same moments). GB/s counts
+bytes read plus bytes written. Variants:
 
 - ``library``: ``onnx_relu.ort_session`` (the custom-op library, --threads kernel threads);
   for float32 also with streaming stores forced on (``library-nt``);

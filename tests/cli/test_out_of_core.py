@@ -7,8 +7,8 @@ below a quarter of the file: memory does not grow with the file.
 Peak memory is the kernel's VmHWM (/proc/self/status), the high-water mark of the child's own
 address space. getrusage's ru_maxrss is not used on Linux: the kernel folds the parent's peak
 into the child's at exec, so a child started from a large pytest process would report at
-least the parent's peak. ru_maxrss remains the fallback where /proc does not exist. Killing ``apply`` while it
-writes must leave OUT absent or as it was, never partial, and IN unchanged.
+least the parent's peak. ru_maxrss remains the fallback where /proc does not exist. Killing
+``apply`` while it writes must leave OUT absent or as it was, never partial, and IN unchanged.
 """
 
 from __future__ import annotations

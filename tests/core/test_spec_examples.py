@@ -1,4 +1,5 @@
-"""The specification's nine examples: reproduced exactly, and the demo shows them as the spec does."""
+"""The specification's nine examples: reproduced exactly, and the demo shows them as the spec
+does."""
 
 import re
 from pathlib import Path

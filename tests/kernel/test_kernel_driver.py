@@ -1,4 +1,4 @@
-"""The C kernel on its own: tests/kernel/relu_kernel_driver.c compiled against src/kernel, no Python.
+"""The C kernel on its own: tests/kernel/relu_kernel_driver.c built against src/kernel, no Python.
 
 The driver sweeps sizes 0..257 x every element-aligned offset x the eight types x contiguous,
 strided, in place and overlapping operands, with the thresholds forced to 0 (threads and

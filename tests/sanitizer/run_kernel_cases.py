@@ -20,8 +20,9 @@ at an odd address receives a buffer's address). So the kernel itself meets every
 offset within a cache line, and the other offsets exercise numpy's buffered path around it.
 
 After each call the result is compared, bit for bit, with the tests' independent oracle
-(``tests/support/oracle.py``, its vectorised form), and every byte of every buffer that is not an output element
-(canaries, the gaps of strided views, the whole input when out of place) must be unchanged.
+(``tests/support/oracle.py``, its vectorised form), and every byte of every buffer that is not an
+output element (canaries, the gaps of strided views, the whole input when out of place) must be
+unchanged.
 
 Exit status 0: every case passed. 1: a wrong result or a touched byte (listed). A sanitizer
 report aborts the process with a non-zero status before that; ``tools/sanitize.sh`` also scans
@@ -378,7 +379,8 @@ def sweep(
 
 
 def concurrent_python_threads(pools: Pools, tally: Tally, n: int, rounds: int) -> int:
-    """PYTHON_THREADS threads at once: shared input into own outputs, and each in place on its own."""
+    """PYTHON_THREADS threads at once: shared input into own outputs, and each in place on its
+    own."""
     errors: list[str] = []
     barrier = threading.Barrier(PYTHON_THREADS)
     calls = [0] * PYTHON_THREADS

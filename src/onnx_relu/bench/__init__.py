@@ -24,9 +24,9 @@ Throughput is ``2 x bytes / time`` (one read and one write of the array).
 
 Output: tables of GB/s and of same-run ratios (to the ceilings and to each peer at the same
 thread count; the allocating call against ``out=`` and ``session.run``; the backend's ``run``
-against ``session.run``) and the two overheads (a 6-element call, the import), a JSON file, and a PNG with
-one panel per type (matplotlib, imported only to draw). The harness reports measurements only:
-``benchmarks/targets.py`` in the repository holds the performance targets and checks a run's
+against ``session.run``) and the two overheads (a 6-element call, the import), a JSON file, and a
+PNG with one panel per type (matplotlib, imported only to draw). The harness reports measurements
+only: ``benchmarks/targets.py`` in the repository holds the performance targets and checks a run's
 JSON against them.
 
 The modules, by job: :mod:`.cases` (sizes, types, data, onnx-relu's and the ceilings' variants),

@@ -124,7 +124,8 @@ def lowest_ir_version(opset_import: Iterable[onnx.OperatorSetIdProto]) -> int | 
     Examples
     --------
     >>> from onnx import helper
-    >>> lowest_ir_version([helper.make_opsetid("", 4)]), lowest_ir_version([helper.make_opsetid("", 21)])
+    >>> (lowest_ir_version([helper.make_opsetid("", 4)]),
+    ...  lowest_ir_version([helper.make_opsetid("", 21)]))
     (3, 10)
     """
     import onnx

@@ -1,9 +1,9 @@
 """onnxruntime runs every Relu type natively: the onnx-relu custom-op library.
 
 onnx-relu builds and installs a small shared library with this package
-(``onnx_relu/lib/libonnx_relu_ort.so`` on Linux) that registers the standard-domain (ai.onnx) ``Relu`` for all
-eight Relu types -- float16, float, double, bfloat16, int8, int16, int32, int64 -- computed by
-onnx-relu's kernel (the same element rule, streaming stores and thread pool as
+(``onnx_relu/lib/libonnx_relu_ort.so`` on Linux) that registers the standard-domain (ai.onnx)
+``Relu`` for all eight Relu types -- float16, float, double, bfloat16, int8, int16, int32,
+int64 -- computed by onnx-relu's kernel (the same element rule, streaming stores and thread pool as
 :func:`onnx_relu.relu`). Loaded into an onnxruntime session, it replaces onnxruntime's own Relu
 at every opset: bfloat16, int16 and int64 Relu nodes run, float16 runs without casts, and every
 Relu gives onnx-relu's exact values (-0.0 -> +0.0, NaN bits kept), without changing the model.

@@ -118,8 +118,9 @@ class ReluReferenceEvaluator(ReferenceEvaluator):
     --------
     >>> import numpy as np
     >>> from onnx import TensorProto, helper
-    >>> body = helper.make_function("local", "F", ["a"], ["b"], [helper.make_node("Relu", ["a"], ["b"])],
-    ...                             opset_imports=[helper.make_opsetid("", 14)])
+    >>> body = helper.make_function(
+    ...     "local", "F", ["a"], ["b"], [helper.make_node("Relu", ["a"], ["b"])],
+    ...     opset_imports=[helper.make_opsetid("", 14)])
     >>> graph = helper.make_graph(
     ...     [helper.make_node("F", ["x"], ["y"], domain="local")], "g",
     ...     [helper.make_tensor_value_info("x", TensorProto.FLOAT16, [2])],
