@@ -19,8 +19,10 @@ def main() -> None:
     onnx_relu.set_num_threads(1)
     x = np.random.default_rng(0).standard_normal(6).astype(np.float32)
     ours, numpys = per_call_us(lambda: onnx_relu.relu(x)), per_call_us(lambda: np.maximum(x, 0))
-    print(f"6-element float32: relu {ours:.3f} us, np.maximum(x, 0) {numpys:.3f} us,"
-          f" ratio {ours / numpys:.2f}")
+    print(
+        f"6-element float32: relu {ours:.3f} us, np.maximum(x, 0) {numpys:.3f} us,"
+        f" ratio {ours / numpys:.2f}"
+    )
     for dtype in (np.float32, np.float16):
         n = (64 << 20) // np.dtype(dtype).itemsize
         source = np.random.default_rng(1).standard_normal(n).astype(dtype)  # mixed signs
@@ -34,8 +36,10 @@ def main() -> None:
             np.maximum(source, 0, out=out)
             times["maximum"].append(time.perf_counter() - start)
         gbs = {k: 2 * source.nbytes / float(np.median(v)) / 1e9 for k, v in times.items()}
-        print(f"64 MiB {np.dtype(dtype).name}, 1 thread: relu {gbs['relu']:.1f} GB/s,"
-              f" np.maximum {gbs['maximum']:.2f} GB/s, ratio {gbs['relu'] / gbs['maximum']:.1f}x")
+        print(
+            f"64 MiB {np.dtype(dtype).name}, 1 thread: relu {gbs['relu']:.1f} GB/s,"
+            f" np.maximum {gbs['maximum']:.2f} GB/s, ratio {gbs['relu'] / gbs['maximum']:.1f}x"
+        )
 
 
 if __name__ == "__main__":

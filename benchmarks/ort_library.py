@@ -8,7 +8,8 @@ Every variant runs a one-node Relu model (opset 21) on the same --mib MiB of mix
 a preallocated output, so only the Relu is timed. The variants are timed interleaved: in each
 round every variant makes --calls calls back to back (the slow legalized models one), and each
 variant keeps its best call over all rounds (the machine is shared with other jobs: best-of-N is
-steadier than a median, and interleaving exposes every variant to the same moments). GB/s counts bytes read plus bytes written. Variants:
+steadier than a median, and interleaving exposes every variant to the same moments). GB/s counts
+bytes read plus bytes written. Variants:
 
 - ``library``: ``onnx_relu.ort_session`` (the custom-op library, --threads kernel threads);
   for float32 also with streaming stores forced on (``library-nt``);
@@ -26,7 +27,6 @@ import os
 import platform
 import time
 
-import ml_dtypes
 import numpy as np
 import onnxruntime
 from onnx import helper
@@ -42,9 +42,11 @@ TYPES = ("float32", "float16", "bfloat16", "int16", "int64")
 def one_relu(type_name: str, opset: int = 21):
     elem = RELU_TYPE_BY_NAME[type_name].elem_type
     graph = helper.make_graph(
-        [helper.make_node("Relu", ["x"], ["y"], name="act")], "relu",
+        [helper.make_node("Relu", ["x"], ["y"], name="act")],
+        "relu",
         [helper.make_tensor_value_info("x", elem, ["n"])],
-        [helper.make_tensor_value_info("y", elem, ["n"])])
+        [helper.make_tensor_value_info("y", elem, ["n"])],
+    )
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
 
 
@@ -85,12 +87,20 @@ def variants(type_name: str, n: int, threads: int) -> dict[str, object]:
     x = mixed_sign(type_name, n)
     found = {"library": Bound(onnx_relu.ort_session(model, sess_options=options(threads)), x)}
     if type_name in ("float32", "float16"):
-        found["onnxruntime"] = Bound(onnxruntime.InferenceSession(
-            data, options(threads), providers=["CPUExecutionProvider"]), x)
+        found["onnxruntime"] = Bound(
+            onnxruntime.InferenceSession(
+                data, options(threads), providers=["CPUExecutionProvider"]
+            ),
+            x,
+        )
     else:
         legal = onnx_relu.legalize(model).SerializeToString()
-        found["legalized"] = Bound(onnxruntime.InferenceSession(
-            legal, options(threads), providers=["CPUExecutionProvider"]), x)
+        found["legalized"] = Bound(
+            onnxruntime.InferenceSession(
+                legal, options(threads), providers=["CPUExecutionProvider"]
+            ),
+            x,
+        )
     y = np.empty_like(x)
     found["relu"] = lambda: onnx_relu.relu(x, out=y)
     return found
@@ -136,11 +146,13 @@ def main(argv=None) -> int:
                 assert np.array_equal(runner.y.view(np.uint8), want.view(np.uint8)), key
 
     gbps = {key: 2 * nbytes / seconds / 1e9 for key, seconds in best.items()}
-    print(f"onnxruntime {onnxruntime.__version__}, onnx-relu {onnx_relu.__version__}, "
-          f"{platform.machine()}, {args.mib} MiB, {args.threads} threads, best call of "
-          f"{args.rounds} interleaved rounds x {args.calls} calls; library streaming threshold "
-          f"{default_nt} bytes; load average before/after {load_before:.1f}/"
-          f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
+    print(
+        f"onnxruntime {onnxruntime.__version__}, onnx-relu {onnx_relu.__version__}, "
+        f"{platform.machine()}, {args.mib} MiB, {args.threads} threads, best call of "
+        f"{args.rounds} interleaved rounds x {args.calls} calls; library streaming threshold "
+        f"{default_nt} bytes; load average before/after {load_before:.1f}/"
+        f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs"
+    )
     print(f"{'type':10} {'variant':12} {'GB/s':>7}")
     for (type_name, label), value in gbps.items():
         print(f"{type_name:10} {label:12} {value:7.2f}")
@@ -148,16 +160,23 @@ def main(argv=None) -> int:
     f32 = gbps[("float32", "library")]
     targets = [
         ("float32 library / onnxruntime float32", f32 / gbps[("float32", "onnxruntime")], 1.0),
-        ("float32 library (streaming) / onnxruntime float32",
-         gbps[("float32", "library-nt")] / gbps[("float32", "onnxruntime")], 1.2),
-        ("float16 library / onnxruntime cast path",
-         gbps[("float16", "library")] / gbps[("float16", "onnxruntime")], 4.0),
+        (
+            "float32 library (streaming) / onnxruntime float32",
+            gbps[("float32", "library-nt")] / gbps[("float32", "onnxruntime")],
+            1.2,
+        ),
+        (
+            "float16 library / onnxruntime cast path",
+            gbps[("float16", "library")] / gbps[("float16", "onnxruntime")],
+            4.0,
+        ),
     ]
     for type_name in ("bfloat16", "int16", "int64"):
         lib = gbps[(type_name, "library")]
         targets.append((f"{type_name} library / float32 library", lib / f32, 0.9))
-        targets.append((f"{type_name} library / legalized", lib / gbps[(type_name, "legalized")],
-                        20.0))
+        targets.append(
+            (f"{type_name} library / legalized", lib / gbps[(type_name, "legalized")], 20.0)
+        )
     print(f"\n{'target':52} {'ratio':>7} {'min':>5}  met")
     for label, ratio, minimum in targets:
         print(f"{label:52} {ratio:7.2f} {minimum:5.1f}  {'yes' if ratio >= minimum else 'NO'}")

@@ -38,24 +38,54 @@ def throughput_targets(results: dict) -> list[dict]:
     half_floats = {"float16", "bfloat16"}
     # (label, ratio, sizes (None: all), minimum, types (None: all))
     rules = [
-        ("out >= 0.95 x copy ceiling (>= 64 MiB)", "out / copy ceiling",
-         sizes_from(LARGE), 0.95, None),
-        ("inplace >= 0.95 x inplace ceiling (>= 64 MiB)", "inplace / inplace ceiling",
-         sizes_from(LARGE), 0.95, None),
+        (
+            "out >= 0.95 x copy ceiling (>= 64 MiB)",
+            "out / copy ceiling",
+            sizes_from(LARGE),
+            0.95,
+            None,
+        ),
+        (
+            "inplace >= 0.95 x inplace ceiling (>= 64 MiB)",
+            "inplace / inplace ceiling",
+            sizes_from(LARGE),
+            0.95,
+            None,
+        ),
         ("out >= 1.2 x onnxruntime", "out / onnxruntime", None, 1.2, None),
         ("out >= 1.1 x torch clamp_min", "out / torch clamp_min", None, 1.1, None),
         ("inplace >= 1.1 x torch relu_", "inplace / torch relu_", None, 1.1, None),
-        ("float16, bfloat16 >= 50 x numpy (>= 64 KiB)", "out / numpy maximum",
-         sizes_from(NOT_TINY), 50.0, half_floats),
-        (f"{top} threads >= 1.6 x 1 thread (512 MiB)", f"out {top}t / 1t",
-         sizes_from(LARGEST), 1.6, None),
+        (
+            "float16, bfloat16 >= 50 x numpy (>= 64 KiB)",
+            "out / numpy maximum",
+            sizes_from(NOT_TINY),
+            50.0,
+            half_floats,
+        ),
+        (
+            f"{top} threads >= 1.6 x 1 thread (512 MiB)",
+            f"out {top}t / 1t",
+            sizes_from(LARGEST),
+            1.6,
+            None,
+        ),
         # issue 10: the allocating call and the model path, where users are
         ("alloc >= 0.9 x out (>= 64 MiB)", "alloc / out", sizes_from(LARGE), 0.9, None),
-        ("alloc >= 1.0 x onnxruntime run (>= 64 MiB)", "alloc / onnxruntime run",
-         sizes_from(LARGE), 1.0, None),
+        (
+            "alloc >= 1.0 x onnxruntime run (>= 64 MiB)",
+            "alloc / onnxruntime run",
+            sizes_from(LARGE),
+            1.0,
+            None,
+        ),
         # a speed ratio: >= 1.0 means the backend's run takes at most session.run's time
-        ("backend run >= 1.0 x onnxruntime run (6 el, >= 64 MiB)",
-         "backend run / onnxruntime run", sizes_from(LARGE) | {"6 el"}, 1.0, None),
+        (
+            "backend run >= 1.0 x onnxruntime run (6 el, >= 64 MiB)",
+            "backend run / onnxruntime run",
+            sizes_from(LARGE) | {"6 el"},
+            1.0,
+            None,
+        ),
     ]
     targets = []
     for label, ratio_name, sizes, minimum, types in rules:
@@ -87,16 +117,29 @@ def overhead_targets(results: dict) -> list[dict]:
     """The 6-element call at most 1.0 x numpy's, the import at most 1.5 x numpy's."""
     small, imports = results["small_call"], results["import"]
     measured = [
-        ("6-element call <= 1.0 x np.maximum(x, 0)", small["ratio relu / numpy"], 1.0,
-         f"onnx_relu.relu {small['onnx_relu.relu(x)'] * 1e6:.3f} us,"
-         f" np.maximum(x, 0) {small['np.maximum(x, 0)'] * 1e6:.3f} us"),
-        ("import onnx_relu <= 1.5 x import numpy", imports["ratio onnx_relu / numpy"], 1.5,
-         f"onnx_relu {imports['import onnx_relu'] * 1e3:.1f} ms,"
-         f" numpy {imports['import numpy'] * 1e3:.1f} ms"),
+        (
+            "6-element call <= 1.0 x np.maximum(x, 0)",
+            small["ratio relu / numpy"],
+            1.0,
+            f"onnx_relu.relu {small['onnx_relu.relu(x)'] * 1e6:.3f} us,"
+            f" np.maximum(x, 0) {small['np.maximum(x, 0)'] * 1e6:.3f} us",
+        ),
+        (
+            "import onnx_relu <= 1.5 x import numpy",
+            imports["ratio onnx_relu / numpy"],
+            1.5,
+            f"onnx_relu {imports['import onnx_relu'] * 1e3:.1f} ms,"
+            f" numpy {imports['import numpy'] * 1e3:.1f} ms",
+        ),
     ]
     return [
-        {"target": label, "maximum": maximum, "value": value, "met": value <= maximum,
-         "measured": detail}
+        {
+            "target": label,
+            "maximum": maximum,
+            "value": value,
+            "met": value <= maximum,
+            "measured": detail,
+        }
         for label, value, maximum, detail in measured
     ]
 

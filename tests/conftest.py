@@ -27,8 +27,10 @@ from tests.support.optional import missing_optional_package, skip_reason
 # sys.path, as `python -m pytest` run inside tests/ has: say so rather than fail obscurely.
 _TESTS = Path(__file__).resolve().parent
 if any(Path(entry or os.curdir).resolve() == _TESTS for entry in sys.path):
-    raise pytest.UsageError(f"{_TESTS} is on sys.path, where its onnx/ folder hides the onnx"
-                            " package: run pytest from the repository root")
+    raise pytest.UsageError(
+        f"{_TESTS} is on sys.path, where its onnx/ folder hides the onnx"
+        " package: run pytest from the repository root"
+    )
 
 PROFILES = {
     "ci": dict(max_examples=1_000, derandomize=True, database=None),
@@ -46,9 +48,10 @@ for _name, _options in PROFILES.items():
 
 PROFILE = os.environ.get("HYPOTHESIS_PROFILE", "ci")
 if PROFILE not in PROFILES:
-    raise pytest.UsageError(f"HYPOTHESIS_PROFILE={PROFILE!r}; known profiles: {', '.join(PROFILES)}")
+    raise pytest.UsageError(
+        f"HYPOTHESIS_PROFILE={PROFILE!r}; known profiles: {', '.join(PROFILES)}"
+    )
 settings.load_profile(PROFILE)
-
 
 
 class _ModuleOfOptionalPackages(pytest.Module):

@@ -35,8 +35,11 @@ def test_the_python_versions_agree_across_requires_python_classifiers_and_cibuil
     minors = _supported_minors()
     assert minors[0] == 11  # 3.10 dropped: end of life in October 2026
     classifiers = PYPROJECT["project"]["classifiers"]
-    claimed = sorted(int(c.rsplit(".", 1)[1]) for c in classifiers
-                     if re.fullmatch(r"Programming Language :: Python :: 3\.\d+", c))
+    claimed = sorted(
+        int(c.rsplit(".", 1)[1])
+        for c in classifiers
+        if re.fullmatch(r"Programming Language :: Python :: 3\.\d+", c)
+    )
     assert claimed == minors
     built = PYPROJECT["tool"]["cibuildwheel"]["build"]
     # free-threaded builds (cp3XXt) are the tested ones only: 3.13t (docs/threads.md)
@@ -85,8 +88,9 @@ def project_copy(tmp_path):
         pytest.skip(f"no uv at {uv}: `make test` bootstraps it (this is not a source checkout)")
     for name in ("pyproject.toml", "uv.lock", "Makefile", "meson.build", "README.md", "LICENSE"):
         shutil.copy(REPOSITORY / name, tmp_path / name)
-    shutil.copytree(REPOSITORY / "src", tmp_path / "src",
-                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(
+        REPOSITORY / "src", tmp_path / "src", ignore=shutil.ignore_patterns("__pycache__")
+    )
     return tmp_path
 
 
@@ -94,9 +98,18 @@ def _make(folder, *targets):
     # Not a sub-make of the `make test` that runs this test: its messages say make[1].
     env = {k: v for k, v in os.environ.items() if k not in ("MAKELEVEL", "MAKEFLAGS", "MFLAGS")}
     return subprocess.run(
-        ["make", "--no-print-directory", f"UV_TOOLS={UV_TOOLS}", f"PYTHON={sys.executable}",
-         *targets],
-        cwd=folder, env=env, capture_output=True, text=True, timeout=120,
+        [
+            "make",
+            "--no-print-directory",
+            f"UV_TOOLS={UV_TOOLS}",
+            f"PYTHON={sys.executable}",
+            *targets,
+        ],
+        cwd=folder,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
 
 
@@ -110,8 +123,10 @@ def test_a_stale_lock_is_refused_with_one_line_naming_make_lock(project_copy):
         done = _make(project_copy, target)
         assert done.returncode != 0
         assert re.match(r"make(\[\d+\])?: \*\*\*", done.stderr.strip().splitlines()[-1])
-        message = [line for line in done.stderr.splitlines()
-                   if not re.match(r"make(\[\d+\])?:", line)]
-        assert message == ["uv.lock is out of date with pyproject.toml: run 'make lock' (and"
-                           " commit uv.lock)"], done.stderr
+        message = [
+            line for line in done.stderr.splitlines() if not re.match(r"make(\[\d+\])?:", line)
+        ]
+        assert message == [
+            "uv.lock is out of date with pyproject.toml: run 'make lock' (and commit uv.lock)"
+        ], done.stderr
         assert not (project_copy / ".venv").exists()  # nothing installed from a stale lock

@@ -23,8 +23,9 @@ def _run_without_pythons(tmp_path, **extra_env):
         "UV": "/bin/true",  # never called: no interpreter is found
         **extra_env,
     }
-    return subprocess.run(["bash", str(SCRIPT)], capture_output=True, text=True, env=env,
-                          cwd=REPOSITORY, timeout=60)
+    return subprocess.run(
+        ["bash", str(SCRIPT)], capture_output=True, text=True, env=env, cwd=REPOSITORY, timeout=60
+    )
 
 
 def test_a_missing_python_fails_the_target_and_is_named(tmp_path):
@@ -54,8 +55,9 @@ PYTHONS = REPOSITORY / "tools" / "pythons.sh"
 
 def _pythons_path(version, cache):
     env = {**os.environ, "ONNX_RELU_CACHE": str(cache), "PYENV_ROOT": str(cache / "no-pyenv")}
-    return subprocess.run(["bash", str(PYTHONS), "path", version], capture_output=True, text=True,
-                          env=env, timeout=60)
+    return subprocess.run(
+        ["bash", str(PYTHONS), "path", version], capture_output=True, text=True, env=env, timeout=60
+    )
 
 
 def _executable(path):
@@ -82,6 +84,7 @@ def test_the_interpreter_recipe_finds_what_a_cold_run_made_in_the_cache(tmp_path
 
 
 def test_the_interpreter_recipe_refuses_a_bad_command():
-    done = subprocess.run(["bash", str(PYTHONS), "paths", "3.14"], capture_output=True, text=True,
-                          timeout=60)
+    done = subprocess.run(
+        ["bash", str(PYTHONS), "paths", "3.14"], capture_output=True, text=True, timeout=60
+    )
     assert done.returncode == 2 and "Usage:" in done.stderr

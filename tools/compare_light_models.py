@@ -65,8 +65,12 @@ def random_feeds(model: onnx.ModelProto, seed: int) -> dict[str, np.ndarray]:
 def with_relu_values_as_outputs(model: onnx.ModelProto) -> tuple[onnx.ModelProto, list]:
     """A copy whose graph outputs also hold every Relu's input and output; the Relu nodes."""
     inferred = shape_inference.infer_shapes(model)
-    value_infos = {v.name: v for v in list(inferred.graph.value_info) + list(inferred.graph.input)
-                   + list(inferred.graph.output)}
+    value_infos = {
+        v.name: v
+        for v in list(inferred.graph.value_info)
+        + list(inferred.graph.input)
+        + list(inferred.graph.output)
+    }
     exposed = onnx.ModelProto()
     exposed.CopyFrom(model)
     outputs = {value.name for value in exposed.graph.output}
@@ -97,8 +101,10 @@ def compare_model(path: str, seed: int = 0) -> ModelComparison:
         comparison.zeroed += int(np.count_nonzero((our_bits == 0) & (x_bits != 0)))
         differing = ort_bits != our_bits
         kept_negative_zero = differing & (x_bits == 0x80000000) & (ort_bits == 0x80000000)
-        for kind, mask in (("-0.0 returned as -0.0 (onnx-relu: +0.0)", kept_negative_zero),
-                           ("other", differing & ~kept_negative_zero)):
+        for kind, mask in (
+            ("-0.0 returned as -0.0 (onnx-relu: +0.0)", kept_negative_zero),
+            ("other", differing & ~kept_negative_zero),
+        ):
             count = int(np.count_nonzero(mask))
             if count:
                 comparison.differences[kind] = comparison.differences.get(kind, 0) + count
@@ -116,16 +122,20 @@ def main(argv: list[str] | None = None) -> int:
     comparisons = compare_light_models(args.seed)
     for c in comparisons:
         found = ", ".join(f"{kind}: {n}" for kind, n in c.differences.items()) or "none"
-        print(f"{c.name:26} {c.relu_nodes:4} Relu nodes {c.elements:10} elements"
-              f" ({c.zeroed} zeroed; -0.0 inputs: {c.negative_zeros}, NaN inputs: {c.nans})"
-              f"  differences: {found}")
+        print(
+            f"{c.name:26} {c.relu_nodes:4} Relu nodes {c.elements:10} elements"
+            f" ({c.zeroed} zeroed; -0.0 inputs: {c.negative_zeros}, NaN inputs: {c.nans})"
+            f"  differences: {found}"
+        )
     totals: dict[str, int] = {}
     for c in comparisons:
         for kind, n in c.differences.items():
             totals[kind] = totals.get(kind, 0) + n
-    print(f"total: {len(comparisons)} models, {sum(c.relu_nodes for c in comparisons)} Relu"
-          f" nodes, {sum(c.elements for c in comparisons)} elements compared;"
-          f" differences: {totals or 'none'}")
+    print(
+        f"total: {len(comparisons)} models, {sum(c.relu_nodes for c in comparisons)} Relu"
+        f" nodes, {sum(c.elements for c in comparisons)} elements compared;"
+        f" differences: {totals or 'none'}"
+    )
     return 0
 
 

@@ -85,8 +85,10 @@ def write_phase(src: Path, dst: Path) -> tuple[float, float]:
 def measure_files(folder: Path, sizes_mib: list[int]) -> None:
     _, bare = apply_in_child("--version")
     print(f"bare interpreter + onnx_relu.cli: peak RSS {bare / 2**20:.0f} MiB")
-    print("file MiB | apply s | apply GB/s | peak RSS MiB | in-place s | in-place peak MiB"
-          " | relu_file GB/s until fsync / in all | in-memory relu GB/s (prealloc / allocating)")
+    print(
+        "file MiB | apply s | apply GB/s | peak RSS MiB | in-place s | in-place peak MiB"
+        " | relu_file GB/s until fsync / in all | in-memory relu GB/s (prealloc / allocating)"
+    )
     for mib in sizes_mib:
         src, dst = folder / "x.npy", folder / "y.npy"
         write_file(src, mib)
@@ -101,9 +103,11 @@ def measure_files(folder: Path, sizes_mib: list[int]) -> None:
             write_file(src, mib)
             pre, alloc = in_memory(src)
             memory = f"{2 * nbytes / pre / 1e9:.1f} / {2 * nbytes / alloc / 1e9:.1f}"
-        print(f"{mib:8d} | {seconds:7.2f} | {2 * nbytes / seconds / 1e9:10.2f} |"
-              f" {peak / 2**20:12.0f} | {in_place_s:10.2f} | {in_place_peak / 2**20:17.0f} |"
-              f" {2 * nbytes / until_fsync / 1e9:.2f} / {2 * nbytes / in_all / 1e9:.2f} | {memory}")
+        print(
+            f"{mib:8d} | {seconds:7.2f} | {2 * nbytes / seconds / 1e9:10.2f} |"
+            f" {peak / 2**20:12.0f} | {in_place_s:10.2f} | {in_place_peak / 2**20:17.0f} |"
+            f" {2 * nbytes / until_fsync / 1e9:.2f} / {2 * nbytes / in_all / 1e9:.2f} | {memory}"
+        )
         os.remove(src)
 
 
@@ -112,20 +116,32 @@ def measure_zarr(folder: Path, mib: int) -> None:
 
     src = folder / "in.zarr"
     rows = mib // 4
-    store = zarr.create_array(src, shape=(rows, BLOCK.size), chunks=(4, BLOCK.size),
-                              dtype=np.float32, compressors=None)
+    store = zarr.create_array(
+        src, shape=(rows, BLOCK.size), chunks=(4, BLOCK.size), dtype=np.float32, compressors=None
+    )
     for row in range(0, rows, 16):
-        store[row:row + 16] = np.broadcast_to(BLOCK, (min(16, rows - row), BLOCK.size))
+        store[row : row + 16] = np.broadcast_to(BLOCK, (min(16, rows - row), BLOCK.size))
     started = time.perf_counter()
-    done = subprocess.run([str(Path(sys.executable).with_name("onnx-relu")), "apply", str(src),
-                           str(folder / "out.zarr"), "--dask"], capture_output=True, text=True)
+    done = subprocess.run(
+        [
+            str(Path(sys.executable).with_name("onnx-relu")),
+            "apply",
+            str(src),
+            str(folder / "out.zarr"),
+            "--dask",
+        ],
+        capture_output=True,
+        text=True,
+    )
     seconds = time.perf_counter() - started
     if done.returncode:
         raise SystemExit(done.stderr)
     nbytes = rows * BLOCK.nbytes
-    print(f"apply --dask on a LocalCluster, {mib} MiB float32 Zarr (16 MiB chunks, no"
-          f" compression): {seconds:.2f} s wall including cluster start,"
-          f" {2 * nbytes / seconds / 1e9:.2f} GB/s")
+    print(
+        f"apply --dask on a LocalCluster, {mib} MiB float32 Zarr (16 MiB chunks, no"
+        f" compression): {seconds:.2f} s wall including cluster start,"
+        f" {2 * nbytes / seconds / 1e9:.2f} GB/s"
+    )
 
 
 def main() -> None:

@@ -28,9 +28,11 @@ from onnx_relu.versions import version_for_opset
 def _one_relu(onnx_type: str, opset: int) -> onnx.ModelProto:
     elem_type = RELU_TYPE_BY_ONNX_NAME[onnx_type].elem_type
     graph = helper.make_graph(
-        [helper.make_node("Relu", ["x"], ["y"], name="relu")], "probe",
+        [helper.make_node("Relu", ["x"], ["y"], name="relu")],
+        "probe",
         [helper.make_tensor_value_info("x", elem_type, ["n"])],
-        [helper.make_tensor_value_info("y", elem_type, ["n"])])
+        [helper.make_tensor_value_info("y", elem_type, ["n"])],
+    )
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
 
 

@@ -44,8 +44,8 @@ from .errors import (
     OnnxReluError,
     ThreadCountError,
     UnsupportedFileFormatError,
-    UnsupportedPathError,
     UnsupportedOperatorError,
+    UnsupportedPathError,
     UnsupportedTypeError,
 )
 from .tuning import get_num_threads, num_threads, set_num_threads

@@ -36,7 +36,7 @@ def check_dtype(dtype: object, opset: int | None = None) -> np.dtype:
     Traceback (most recent call last):
     ...
     onnx_relu.errors.UnsupportedTypeError: Relu-13 (in force at opset 13) does not allow tensor(int8); allowed types: tensor(bfloat16), tensor(double), tensor(float), tensor(float16). tensor(int8) is allowed from Relu-14 (opset >= 14).
-    """
+    """  # noqa: E501 - a doctest's expected error message is one line
     return _checked_dtype(dtype, version_for_opset(opset), opset)
 
 
@@ -85,7 +85,7 @@ def _checked_out(out: object, x: np.ndarray | np.generic) -> np.ndarray:
         # location: the result could not be stored, and a huge such view would run for hours.
         # (An empty array may have zero strides anywhere: it has no elements to share. A
         # contiguous array has none along an axis longer than 1, so the common case skips this.)
-        for axis, (length, stride) in enumerate(zip(out.shape, out.strides)):
+        for axis, (length, stride) in enumerate(zip(out.shape, out.strides, strict=True)):
             if stride == 0 and length > 1:
                 raise InvalidOutputError(
                     f"out has stride 0 along axis {axis} (length {length}): its elements share"
@@ -258,7 +258,7 @@ def relu(x: object, /, out: object = None, *, opset: int | None = None) -> Any:
     Traceback (most recent call last):
     ...
     onnx_relu.errors.UnsupportedTypeError: Relu-13 (in force at opset 13) does not allow tensor(int8); allowed types: tensor(bfloat16), tensor(double), tensor(float), tensor(float16). tensor(int8) is allowed from Relu-14 (opset >= 14).
-    """
+    """  # noqa: E501 - a doctest's expected error message is one line
     version = LATEST_VERSION if opset is None else version_for_opset(opset)
     allowed = version.dtypes
 

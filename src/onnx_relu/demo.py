@@ -54,6 +54,8 @@ def run_demo(stream: TextIO | None = None) -> int:
         if not ok:
             print(format_tensor(example.output_name, example.expected), file=stream)
         print(file=stream)
-    print(f"{matched} of {len(examples)} spec examples match exactly (values, shape and dtype).",
-          file=stream)
+    print(
+        f"{matched} of {len(examples)} spec examples match exactly (values, shape and dtype).",
+        file=stream,
+    )
     return 0 if matched == len(examples) else 1

@@ -142,7 +142,7 @@ def get_num_threads() -> int:
 
 
 def set_num_threads(n: int) -> int:
-    """Let large relu calls use up to ``n`` threads (the calling one included); returns the old count.
+    """Let large relu calls use up to ``n`` threads (the caller included); returns the old count.
 
     The setting is process-wide. Calls whose output is smaller than about 2 MiB always run on
     the calling thread, so ``n`` matters only for large arrays. ``n = 1`` turns threading off.

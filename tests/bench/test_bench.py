@@ -15,11 +15,11 @@ import pytest
 import onnx_relu
 from onnx_relu import bench
 from onnx_relu._environment import parse_size
+from tests.support import REPOSITORY
 from tests.support.cli import SCRIPT
 from tests.support.dtypes import relu_type
 
 TYPES = ["float32", "float64", "float16", "bfloat16", "int8", "int16", "int32", "int64"]
-from tests.support import REPOSITORY
 TARGETS_SCRIPT = REPOSITORY / "benchmarks" / "targets.py"
 
 
@@ -29,8 +29,21 @@ def quick_run(tmp_path_factory):
     json_path, png_path = folder / "results.json", folder / "results.png"
     threads_before = onnx_relu.get_num_threads()
     status = bench.main(
-        ["--quick", "--sizes", "6", "64K", "--threads", "1", "2", "--batch-ms", "0.2",
-         "--json", str(json_path), "--png", str(png_path)]
+        [
+            "--quick",
+            "--sizes",
+            "6",
+            "64K",
+            "--threads",
+            "1",
+            "2",
+            "--batch-ms",
+            "0.2",
+            "--json",
+            str(json_path),
+            "--png",
+            str(png_path),
+        ]
     )
     assert onnx_relu.get_num_threads() == threads_before  # the harness restores the setting
     return status, json.loads(json_path.read_text()), png_path
@@ -85,8 +98,13 @@ def test_records_are_consistent(quick_run):
 def test_ratios_and_overheads_are_reported_and_no_targets(quick_run):
     _, results, _ = quick_run
     names = {r["ratio"] for r in results["ratios"]}
-    expected = {"out / copy ceiling", "inplace / inplace ceiling", "out / numpy maximum",
-                "out 2t / 1t", "alloc / out"}
+    expected = {
+        "out / copy ceiling",
+        "inplace / inplace ceiling",
+        "out / numpy maximum",
+        "out 2t / 1t",
+        "alloc / out",
+    }
     if importlib.util.find_spec("onnxruntime") and importlib.util.find_spec("onnx"):
         expected |= {"alloc / onnxruntime run", "backend run / onnxruntime run"}
     assert expected <= names
@@ -151,8 +169,13 @@ def test_replot_refuses_other_json(tmp_path, capsys):
 
 @pytest.mark.parametrize(
     ("text", "elements_of_float32", "label"),
-    [("6", 6, "6 el"), ("64K", 16384, "64 KiB"), ("4M", 1 << 20, "4 MiB"),
-     ("512MiB", 128 << 20, "512 MiB"), ("1g", 1 << 28, "1 GiB")],
+    [
+        ("6", 6, "6 el"),
+        ("64K", 16384, "64 KiB"),
+        ("4M", 1 << 20, "4 MiB"),
+        ("512MiB", 128 << 20, "512 MiB"),
+        ("1g", 1 << 28, "1 GiB"),
+    ],
 )
 def test_size_parsing(text, elements_of_float32, label):
     size = bench.Size.parse(text)
@@ -226,8 +249,9 @@ def test_onnx_relu_bench_subcommand_runs_the_harness(tmp_path):
     assert json.loads((tmp_path / "b.json").read_text())["schema"] == bench.SCHEMA
     shown = subprocess.run([script, "bench", "--help"], capture_output=True, text=True, timeout=60)
     assert shown.returncode == 0 and shown.stdout.startswith("usage: onnx-relu bench")
-    wrong = subprocess.run([script, "bench", "--types", "uint8"], capture_output=True, text=True,
-                           timeout=60)
+    wrong = subprocess.run(
+        [script, "bench", "--types", "uint8"], capture_output=True, text=True, timeout=60
+    )
     assert wrong.returncode == 2 and "usage: onnx-relu bench" in wrong.stderr
     listed = subprocess.run([script, "--help"], capture_output=True, text=True, timeout=60)
     assert "bench" in listed.stdout
@@ -275,7 +299,8 @@ def test_the_harness_uses_only_public_onnx_relu():
     reaching = {}
     for path in sorted(package.glob("*.py")):
         outside = {
-            name for name in _private_names_used(path, "onnx_relu.bench")
+            name
+            for name in _private_names_used(path, "onnx_relu.bench")
             if not name.startswith("onnx_relu.bench.")
         }
         if outside:
@@ -315,8 +340,12 @@ def test_targets_script_prints_every_target(quick_run, tmp_path):
     _, results, _ = quick_run
     source = tmp_path / "run.json"
     source.write_text(json.dumps(results))
-    done = subprocess.run([sys.executable, str(TARGETS_SCRIPT), str(source)],
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, str(TARGETS_SCRIPT), str(source)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert lines[0] == "Targets:" and len(lines) == 1 + 10 + 2
@@ -324,6 +353,10 @@ def test_targets_script_prints_every_target(quick_run, tmp_path):
     assert any(line.startswith("  6-element call <= 1.0 x np.maximum(x, 0): ") for line in lines)
     other = tmp_path / "other.json"
     other.write_text(json.dumps({"schema": "something else"}))
-    refused = subprocess.run([sys.executable, str(TARGETS_SCRIPT), str(other)],
-                             capture_output=True, text=True, timeout=60)
+    refused = subprocess.run(
+        [sys.executable, str(TARGETS_SCRIPT), str(other)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert refused.returncode == 2 and "not an onnx-relu benchmark file" in refused.stderr

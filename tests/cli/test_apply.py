@@ -39,8 +39,16 @@ def test_help_lists_commands_examples_and_exit_status():
         assert text in done.stdout
     apply_help = run_cli("apply", "--help")
     assert apply_help.returncode == 0
-    for text in ("--in-place", "--opset", "--threads", "--quiet", "--dask", "--scheduler",
-                 "examples:", "idempotent"):
+    for text in (
+        "--in-place",
+        "--opset",
+        "--threads",
+        "--quiet",
+        "--dask",
+        "--scheduler",
+        "examples:",
+        "idempotent",
+    ):
         assert text in apply_help.stdout
 
 
@@ -105,8 +113,14 @@ def test_apply_replaces_out_and_may_write_over_in(tmp_path):
 
 @pytest.mark.parametrize(
     ("opset", "type_name", "allowed"),
-    [(14, "int8", True), (13, "int8", False), (13, "bfloat16", True), (12, "bfloat16", False),
-     (1, "float16", True), (6, "int64", False)],
+    [
+        (14, "int8", True),
+        (13, "int8", False),
+        (13, "bfloat16", True),
+        (12, "bfloat16", False),
+        (1, "float16", True),
+        (6, "int64", False),
+    ],
 )
 def test_apply_opset_selects_the_allowed_types(tmp_path, opset, type_name, allowed):
     write_tensor(tmp_path / "x.npy", tensor(type_name))
@@ -135,8 +149,11 @@ USAGE_ERRORS = [
     (["apply", "readme.txt", "y.npy"], "cannot tell the tensor format of 'readme.txt'", True),
     (["apply", "x.npy", "y.csv"], "cannot tell the tensor format of 'y.csv'", True),
     (["apply", "x.npy", "missing/y.npy"], "the folder", True),
-    (["apply", "--opset", "0", "x.npy", "y.npy"], "argument --opset: must be an integer >= 1",
-     True),
+    (
+        ["apply", "--opset", "0", "x.npy", "y.npy"],
+        "argument --opset: must be an integer >= 1",
+        True,
+    ),
     (["apply", "u8.npy", "y.npy"], "does not allow tensor(uint8)", True),
     (["apply", "--in-place", "x.pb"], "in-place needs a .npy file", True),
     (["apply", "corrupt.pb", "y.npy"], "'corrupt.pb' is not a valid ONNX TensorProto", True),
@@ -146,13 +163,19 @@ USAGE_ERRORS = [
     (["apply", "x.npy", "sub"], "cannot tell the tensor format of 'sub'", False),
     (["apply", "x.npy", "sub.npy"], "OUT 'sub.npy' is a folder", False),
     (["apply", "--opset", "13.5", "x.npy", "y.npy"], "argument --opset: must be an integer", False),
-    (["apply", "--threads", "0", "x.npy", "y.npy"], "argument --threads: must be an integer",
-     False),
+    (
+        ["apply", "--threads", "0", "x.npy", "y.npy"],
+        "argument --threads: must be an integer",
+        False,
+    ),
     (["apply", "--in-place", "x.npy", "y.npy"], "--in-place rewrites IN itself", False),
     (["apply", "x.npy"], "OUT is required", False),
     (["apply", "empty.npy", "y.npy"], "'empty.npy' is empty", False),
-    (["apply", "--scheduler", "tcp://127.0.0.1:1", "x.npy", "y.npy"], "--scheduler needs --dask",
-     False),
+    (
+        ["apply", "--scheduler", "tcp://127.0.0.1:1", "x.npy", "y.npy"],
+        "--scheduler needs --dask",
+        False,
+    ),
     (["apply", "in.zarr", "out.zarr"], "add --dask", False),
     (["apply", "--dask", "x.npy", "y.npy"], "must be a Zarr store", False),
     (["apply", "--dask", "--in-place", "in.zarr"], "--in-place works on .npy files", False),

@@ -124,4 +124,3 @@ def test_ctrl_c_during_start_up_is_one_line_and_status_130(tmp_path, module, arg
     assert done.stderr.count("\n") == 1, done.stderr
     assert "interrupted by SIGINT" in done.stderr
     assert folder_state(work) == before
-

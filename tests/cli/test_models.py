@@ -22,12 +22,16 @@ def chain_model(path: Path, type_name: str, opset: int = 14) -> Path:
     """X -> Relu -> "Y" -> Relu -> "Z:out" (a name that is not a safe file name), both outputs."""
     elem = relu_type(type_name).elem_type
     graph = helper.make_graph(
-        [helper.make_node("Relu", ["X"], ["Y"], name="first"),
-         helper.make_node("Relu", ["Y"], ["Z:out"], name="second")],
+        [
+            helper.make_node("Relu", ["X"], ["Y"], name="first"),
+            helper.make_node("Relu", ["Y"], ["Z:out"], name="second"),
+        ],
         "chain",
         [helper.make_tensor_value_info("X", elem, ["n", 2])],
-        [helper.make_tensor_value_info("Y", elem, ["n", 2]),
-         helper.make_tensor_value_info("Z:out", elem, ["n", 2])],
+        [
+            helper.make_tensor_value_info("Y", elem, ["n", 2]),
+            helper.make_tensor_value_info("Z:out", elem, ["n", 2]),
+        ],
     )
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)]), path)
     return path
@@ -44,8 +48,16 @@ def test_run_writes_every_output_exactly(tmp_path, name, dtype, suffix):
     model = chain_model(tmp_path / "m.onnx", name)
     x = values(dtype)
     write_tensor(tmp_path / f"x.{suffix}", x)
-    done = run_cli("run", model, "-i", f"X=x.{suffix}".replace("x.", str(tmp_path / "x.")),
-               "-o", tmp_path / "out", "--format", suffix)
+    done = run_cli(
+        "run",
+        model,
+        "-i",
+        f"X=x.{suffix}".replace("x.", str(tmp_path / "x.")),
+        "-o",
+        tmp_path / "out",
+        "--format",
+        suffix,
+    )
     assert done.returncode == 0, done.stderr
     assert "Z:out ->" in done.stdout
     y = read_tensor(tmp_path / "out" / f"Y.{suffix}")
@@ -95,9 +107,11 @@ def test_run_refuses_bad_input_with_exit_2_and_writes_nothing(tmp_path, case, ex
         inputs = ["-i", "X=", "-i", f"Y={tmp_path / 'x.npy'}"]
     elif case == "other-operator":
         graph = helper.make_graph(
-            [helper.make_node("Add", ["X", "X"], ["Y"])], "g",
+            [helper.make_node("Add", ["X", "X"], ["Y"])],
+            "g",
             [helper.make_tensor_value_info("X", TensorProto.FLOAT, None)],
-            [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)])
+            [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)],
+        )
         onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)]), model)
     done = run_cli("run", model, *inputs, "-o", tmp_path / "out")
     assert done.returncode == 2, (done.stdout, done.stderr)
@@ -120,17 +134,24 @@ def test_check_reports_findings_with_exit_1(tmp_path):
 def test_check_clean_model_and_other_operators(tmp_path):
     graph = helper.make_graph(
         [helper.make_node("Add", ["X", "X"], ["S"]), helper.make_node("Relu", ["S"], ["Y"])],
-        "g", [helper.make_tensor_value_info("X", TensorProto.INT64, [3])],
-        [helper.make_tensor_value_info("Y", TensorProto.INT64, [3])])
+        "g",
+        [helper.make_tensor_value_info("X", TensorProto.INT64, [3])],
+        [helper.make_tensor_value_info("Y", TensorProto.INT64, [3])],
+    )
     model = tmp_path / "mixed.onnx"
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)]), model)
     done = run_cli("check", model)
     assert (done.returncode, done.stdout.strip()) == (0, f"{model}: no findings")
 
 
-@pytest.mark.parametrize("content,message", [(None, "does not exist"),
-                                             (b"", "is not an ONNX model"),
-                                             (b"\xff\xfe\x00junk", "not a readable ONNX model")])
+@pytest.mark.parametrize(
+    "content,message",
+    [
+        (None, "does not exist"),
+        (b"", "is not an ONNX model"),
+        (b"\xff\xfe\x00junk", "not a readable ONNX model"),
+    ],
+)
 def test_check_unreadable_model_is_a_usage_error(tmp_path, content, message):
     model = tmp_path / "m.onnx"
     if content is not None:
@@ -167,8 +188,9 @@ def test_legalize_refuses_bad_models_and_writes_nothing(tmp_path):
     done = run_cli("legalize", model, tmp_path / "out.onnx")
     assert done.returncode == 2 and "does not allow tensor(int8)" in done.stderr
     assert not (tmp_path / "out.onnx").exists()
-    done = run_cli("legalize", chain_model(tmp_path / "ok.onnx", "int16"),
-                   tmp_path / "no" / "o.onnx")
+    done = run_cli(
+        "legalize", chain_model(tmp_path / "ok.onnx", "int16"), tmp_path / "no" / "o.onnx"
+    )
     assert done.returncode == 2 and "does not exist" in done.stderr
     done = run_cli("legalize", model, tmp_path / "o.onnx", "--target", "tensorrt")
     assert done.returncode == 2 and "invalid choice" in done.stderr

@@ -7,8 +7,8 @@ below a quarter of the file: memory does not grow with the file.
 Peak memory is the kernel's VmHWM (/proc/self/status), the high-water mark of the child's own
 address space. getrusage's ru_maxrss is not used on Linux: the kernel folds the parent's peak
 into the child's at exec, so a child started from a large pytest process would report at
-least the parent's peak. ru_maxrss remains the fallback where /proc does not exist. Killing ``apply`` while it
-writes must leave OUT absent or as it was, never partial, and IN unchanged.
+least the parent's peak. ru_maxrss remains the fallback where /proc does not exist. Killing
+``apply`` while it writes must leave OUT absent or as it was, never partial, and IN unchanged.
 """
 
 from __future__ import annotations
@@ -104,7 +104,9 @@ def _remove_big_files(tmp_path):
 def _peak_rss(*args: object) -> tuple[int, subprocess.CompletedProcess]:
     done = subprocess.run(
         [sys.executable, "-c", PEAK_RSS_WRAPPER, *map(str, args)],
-        capture_output=True, text=True, timeout=300,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     line = [line for line in done.stderr.splitlines() if line.startswith("peak_rss_bytes")][-1]
     return int(line.split()[1]), done
@@ -148,7 +150,9 @@ def _start_and_stop_mid_write(src: Path, dst: Path, signum: int) -> tuple[int, s
     """Run ``apply src dst``, send ``signum`` once its temporary output is partly written; return
     the exit status (negative: killed by that signal) and stderr."""
     with subprocess.Popen(
-        [SCRIPT, "apply", str(src), str(dst)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        [SCRIPT, "apply", str(src), str(dst)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
         text=True,
     ) as process:
         deadline = time.monotonic() + 60

@@ -32,11 +32,18 @@ def npy_bytes(array: np.ndarray) -> bytes:
     return buffer.getvalue()
 
 
-def run_bytes(*args: object, stdin: bytes = b"", cwd: Path | None = None,
-              stderr: int | None = subprocess.PIPE) -> subprocess.CompletedProcess:
+def run_bytes(
+    *args: object, stdin: bytes = b"", cwd: Path | None = None, stderr: int | None = subprocess.PIPE
+) -> subprocess.CompletedProcess:
     """The installed command with binary standard input and output."""
-    return subprocess.run([SCRIPT, *map(str, args)], input=stdin, stdout=subprocess.PIPE,
-                          stderr=stderr, cwd=cwd, timeout=120)
+    return subprocess.run(
+        [SCRIPT, *map(str, args)],
+        input=stdin,
+        stdout=subprocess.PIPE,
+        stderr=stderr,
+        cwd=cwd,
+        timeout=120,
+    )
 
 
 # --- apply with '-' ------------------------------------------------------------------------
@@ -69,8 +76,9 @@ def test_apply_pb_pipe_keeps_format_and_name(tmp_path, type_name):
     assert same_bits(read_tensor(tmp_path / "y.pb"), expected_relu(x))
 
 
-@pytest.mark.parametrize("source,target", [("x.npy", "-"), ("-", "y.npy"), ("-", "y.pb"),
-                                           ("x.pb", "-")])
+@pytest.mark.parametrize(
+    "source,target", [("x.npy", "-"), ("-", "y.npy"), ("-", "y.pb"), ("x.pb", "-")]
+)
 def test_apply_mixes_files_and_pipes(tmp_path, source, target):
     if "pb" in source + target:
         pytest.importorskip("onnx")
@@ -106,32 +114,40 @@ def test_apply_pipe_output_format_converts(tmp_path):
 def test_apply_in_a_shell_pipeline(tmp_path):
     x = tensor("float64")
     write_tensor(tmp_path / "x.npy", x)
-    done = subprocess.run(f"'{SCRIPT}' apply - - < x.npy | '{SCRIPT}' apply --opset 14 - y.npy",
-                          shell=True, cwd=tmp_path, capture_output=True, timeout=120)
+    done = subprocess.run(
+        f"'{SCRIPT}' apply - - < x.npy | '{SCRIPT}' apply --opset 14 - y.npy",
+        shell=True,
+        cwd=tmp_path,
+        capture_output=True,
+        timeout=120,
+    )
     assert (done.returncode, done.stderr) == (0, b"")
     assert same_bits(read_tensor(tmp_path / "y.npy"), expected_relu(x))
 
 
-@pytest.mark.parametrize("args,stdin,status,fragment", [
-    (("-", "-"), b"", 2, "cannot tell the tensor format of standard input: it is empty"),
-    (("-", "-"), b"PK\x03\x04 not a tensor", 2, "does not start with the .npy magic string"),
-    (("--format", "pb", "-", "-"), npy_bytes(np.zeros(3, np.float32)), 2,
-     "holds .npy data"),
-    (("--format", "npy", "-", "-"), b"\x93NUMPY\x01\x00", 2, "standard input"),
-    (("-", "-"), npy_bytes(np.zeros(3, np.uint8)), 2, "uint8"),
-    (("--opset", "13", "-", "-"), npy_bytes(np.zeros(3, np.int8)), 2, "Relu-13"),
-    (("-",), npy_bytes(np.zeros(3, np.float32)), 2, "OUT is required"),
-    (("--in-place", "-"), npy_bytes(np.zeros(3, np.float32)), 2, "--in-place"),
-    (("--dask", "-", "-"), npy_bytes(np.zeros(3, np.float32)), 2, "--dask"),
-    (("-", "y.csv"), npy_bytes(np.zeros(3, np.float32)), 2, "cannot tell the tensor format of"),
-    (("--format", "pb", "x.npy", "y.npy"), b"", 2, "the format of '-'"),
-    (("--format", "csv", "-", "-"), b"", 2, "invalid choice"),
-])
+@pytest.mark.parametrize(
+    "args,stdin,status,fragment",
+    [
+        (("-", "-"), b"", 2, "cannot tell the tensor format of standard input: it is empty"),
+        (("-", "-"), b"PK\x03\x04 not a tensor", 2, "does not start with the .npy magic string"),
+        (("--format", "pb", "-", "-"), npy_bytes(np.zeros(3, np.float32)), 2, "holds .npy data"),
+        (("--format", "npy", "-", "-"), b"\x93NUMPY\x01\x00", 2, "standard input"),
+        (("-", "-"), npy_bytes(np.zeros(3, np.uint8)), 2, "uint8"),
+        (("--opset", "13", "-", "-"), npy_bytes(np.zeros(3, np.int8)), 2, "Relu-13"),
+        (("-",), npy_bytes(np.zeros(3, np.float32)), 2, "OUT is required"),
+        (("--in-place", "-"), npy_bytes(np.zeros(3, np.float32)), 2, "--in-place"),
+        (("--dask", "-", "-"), npy_bytes(np.zeros(3, np.float32)), 2, "--dask"),
+        (("-", "y.csv"), npy_bytes(np.zeros(3, np.float32)), 2, "cannot tell the tensor format of"),
+        (("--format", "pb", "x.npy", "y.npy"), b"", 2, "the format of '-'"),
+        (("--format", "csv", "-", "-"), b"", 2, "invalid choice"),
+    ],
+)
 def test_apply_pipe_refusals(tmp_path, args, stdin, status, fragment):
     before = folder_state(tmp_path)
     done = run_bytes("apply", *args, stdin=stdin, cwd=tmp_path)
-    text = subprocess.CompletedProcess(done.args, done.returncode,
-                                       done.stdout.decode(errors="replace"), done.stderr.decode())
+    text = subprocess.CompletedProcess(
+        done.args, done.returncode, done.stdout.decode(errors="replace"), done.stderr.decode()
+    )
     if fragment == "invalid choice":  # argparse's own usage error
         assert done.returncode == 2 and fragment in text.stderr
     else:
@@ -143,8 +159,13 @@ def test_apply_refuses_to_write_binary_to_a_terminal(tmp_path):
     write_tensor(tmp_path / "x.npy", tensor("float32"))
     controller, terminal = pty.openpty()
     try:
-        done = subprocess.run([SCRIPT, "apply", "x.npy", "-"], stdout=terminal,
-                              stderr=subprocess.PIPE, cwd=tmp_path, timeout=120)
+        done = subprocess.run(
+            [SCRIPT, "apply", "x.npy", "-"],
+            stdout=terminal,
+            stderr=subprocess.PIPE,
+            cwd=tmp_path,
+            timeout=120,
+        )
     finally:
         os.close(terminal)
         os.close(controller)
@@ -160,9 +181,11 @@ def relu_model(path: Path, type_name: str, opset: int) -> Path:
 
     elem = relu_type(type_name).elem_type
     graph = helper.make_graph(
-        [helper.make_node("Relu", ["X"], ["Y"], name="r")], "g",
+        [helper.make_node("Relu", ["X"], ["Y"], name="r")],
+        "g",
         [helper.make_tensor_value_info("X", elem, [2])],
-        [helper.make_tensor_value_info("Y", elem, [2])])
+        [helper.make_tensor_value_info("Y", elem, [2])],
+    )
     path.parent.mkdir(parents=True, exist_ok=True)
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)]), path)
     return path
@@ -187,16 +210,26 @@ def test_check_json_one_object_per_model(model_tree):
     done = run_cli("check", "--format", "json", "models", "c.onnx", cwd=model_tree)
     assert done.returncode == 1, done.stderr
     records = json_lines(done)
-    assert [r["path"] for r in records] == [os.path.join("models", "a.onnx"),
-                                            os.path.join("models", "sub", "b.ONNX"), "c.onnx"]
+    assert [r["path"] for r in records] == [
+        os.path.join("models", "a.onnx"),
+        os.path.join("models", "sub", "b.ONNX"),
+        "c.onnx",
+    ]
     assert [r["opset"] for r in records] == [13, 13, 14]
     assert records[0]["findings"] == [] and records[2]["findings"] == []
     (finding,) = records[1]["findings"]
     assert finding["node"] == "Relu node 'r' (node #0)"
     assert (finding["type"], finding["version"], finding["kind"]) == (
-        "tensor(int8)", 13, "type-not-allowed")
-    assert finding["allowed_types"] == ["tensor(bfloat16)", "tensor(double)", "tensor(float)",
-                                        "tensor(float16)"]
+        "tensor(int8)",
+        13,
+        "type-not-allowed",
+    )
+    assert finding["allowed_types"] == [
+        "tensor(bfloat16)",
+        "tensor(double)",
+        "tensor(float)",
+        "tensor(float16)",
+    ]
     assert "Relu-13" in finding["message"]
 
 
@@ -241,8 +274,13 @@ def test_check_summary_line_only_on_a_terminal(model_tree):
     assert "model(s):" not in piped.stderr
     controller, terminal = pty.openpty()
     try:
-        done = subprocess.run([SCRIPT, "check", "models", "c.onnx"], stdout=subprocess.PIPE,
-                              stderr=terminal, cwd=model_tree, timeout=120)
+        done = subprocess.run(
+            [SCRIPT, "check", "models", "c.onnx"],
+            stdout=subprocess.PIPE,
+            stderr=terminal,
+            cwd=model_tree,
+            timeout=120,
+        )
         os.close(terminal)
         terminal = -1
         written = b""
@@ -259,5 +297,7 @@ def test_check_summary_line_only_on_a_terminal(model_tree):
             os.close(terminal)
         os.close(controller)
     assert done.returncode == 1
-    assert ("onnx-relu check: 3 model(s): 2 without findings, 1 with findings, 0 unreadable"
-            in written.decode())
+    assert (
+        "onnx-relu check: 3 model(s): 2 without findings, 1 with findings, 0 unreadable"
+        in written.decode()
+    )

@@ -28,7 +28,7 @@ def shell_blocks(page: Path, section: str | None = None) -> list[str]:
     """The ``sh`` blocks of ``page``, or of its section headed ``section``."""
     text = page.read_text(encoding="utf-8")
     if section is not None:
-        text = text[text.index(section):]
+        text = text[text.index(section) :]
         following = text.find("\n## ", len(section))
         if following != -1:
             text = text[:following]
@@ -38,7 +38,11 @@ def shell_blocks(page: Path, section: str | None = None) -> list[str]:
 def run_block(script: str, folder: Path) -> subprocess.CompletedProcess:
     env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
     return subprocess.run(
-        ["bash", "-e", "-c", script], cwd=folder, env=env, capture_output=True, text=True,
+        ["bash", "-e", "-c", script],
+        cwd=folder,
+        env=env,
+        capture_output=True,
+        text=True,
         timeout=300,
     )
 
@@ -77,15 +81,18 @@ def test_model_examples_run(tmp_path):
 
 def test_dask_example_runs_on_a_local_cluster(tmp_path):
     zarr = pytest.importorskip(
-        "zarr", reason="zarr is not installed (no wheel for this Python yet)")
+        "zarr", reason="zarr is not installed (no wheel for this Python yet)"
+    )
     values = np.array([[-1.5, 2.0], [np.inf, -0.0]], dtype=np.float64)
-    store = zarr.create_array(tmp_path / "in.zarr", shape=values.shape, chunks=(1, 2),
-                              dtype=values.dtype)
+    store = zarr.create_array(
+        tmp_path / "in.zarr", shape=values.shape, chunks=(1, 2), dtype=values.dtype
+    )
     store[...] = values
     # The remote-scheduler line needs a cluster at that address; tests/files/test_dask.py runs
     # that path.
     local_only = "\n".join(
-        line for line in shell_blocks(DASK_PAGE, "## Clusters: Dask and Zarr")[0].splitlines()
+        line
+        for line in shell_blocks(DASK_PAGE, "## Clusters: Dask and Zarr")[0].splitlines()
         if "--scheduler" not in line
     )
     assert "onnx-relu apply in.zarr out.zarr --dask" in local_only

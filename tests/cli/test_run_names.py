@@ -23,8 +23,9 @@ B = np.array([3.0, -4.0], np.float32)
 def _relu_model(path: Path, inputs: list[str], outputs: list[str]) -> Path:
     """One Relu per input, from input i to output i."""
     nodes = [helper.make_node("Relu", [i], [o]) for i, o in zip(inputs, outputs, strict=True)]
-    onnx.save(graph_model(nodes, [value_info(i) for i in inputs],
-                          [value_info(o) for o in outputs]), path)
+    onnx.save(
+        graph_model(nodes, [value_info(i) for i in inputs], [value_info(o) for o in outputs]), path
+    )
     return path
 
 
@@ -33,8 +34,9 @@ def test_input_names_containing_equals_signs_split_at_the_longest_name(tmp_path)
     (tmp_path / "d=1").mkdir()
     write_tensor(tmp_path / "d=1" / "a.npy", A)
     write_tensor(tmp_path / "b=.npy", B)
-    done = run_cli("run", "m.onnx", "-i", "a=b=b=.npy", "-i", "a=d=1/a.npy", "-o", "out",
-                   cwd=tmp_path)
+    done = run_cli(
+        "run", "m.onnx", "-i", "a=b=b=.npy", "-i", "a=d=1/a.npy", "-o", "out", cwd=tmp_path
+    )
     assert done.returncode == 0, done.stderr
     assert same_bits(read_tensor(tmp_path / "out" / "ya.npy"), expected_relu(A))
     assert same_bits(read_tensor(tmp_path / "out" / "yab.npy"), expected_relu(B))

@@ -21,24 +21,32 @@ from tests.support.values import mixed_values  # noqa: E402
 def save_relu_model(path: Path, type_name: str, opset: int) -> Path:
     elem = relu_type(type_name).elem_type
     graph = helper.make_graph(
-        [helper.make_node("Relu", ["X"], ["Y"], name="act")], "one",
+        [helper.make_node("Relu", ["X"], ["Y"], name="act")],
+        "one",
         [helper.make_tensor_value_info("X", elem, ["n", 3])],
-        [helper.make_tensor_value_info("Y", elem, ["n", 3])])
+        [helper.make_tensor_value_info("Y", elem, ["n", 3])],
+    )
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)]), path)
     return path
 
 
 def save_mixed_model(path: Path) -> Path:
     """Add -> Relu(int64) -> Mul: onnxruntime alone has no int64 Relu at opset 21."""
-    nodes = [helper.make_node("Add", ["x", "bias"], ["h"], name="add"),
-             helper.make_node("Relu", ["h"], ["r"], name="act"),
-             helper.make_node("Mul", ["r", "scale"], ["y"], name="mul")]
+    nodes = [
+        helper.make_node("Add", ["x", "bias"], ["h"], name="add"),
+        helper.make_node("Relu", ["h"], ["r"], name="act"),
+        helper.make_node("Mul", ["r", "scale"], ["y"], name="mul"),
+    ]
     graph = helper.make_graph(
-        nodes, "mixed",
-        [helper.make_tensor_value_info("x", TensorProto.INT64, ["n"]),
-         helper.make_tensor_value_info("scale", TensorProto.INT64, ["n"])],
+        nodes,
+        "mixed",
+        [
+            helper.make_tensor_value_info("x", TensorProto.INT64, ["n"]),
+            helper.make_tensor_value_info("scale", TensorProto.INT64, ["n"]),
+        ],
         [helper.make_tensor_value_info("y", TensorProto.INT64, ["n"])],
-        initializer=[helper.make_tensor("bias", TensorProto.INT64, [], [-5])])
+        initializer=[helper.make_tensor("bias", TensorProto.INT64, [], [-5])],
+    )
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)]), path)
     return path
 
@@ -49,8 +57,20 @@ def test_every_type_runs_exactly_through_files(tmp_path, type_name, suffix):
     model = save_relu_model(tmp_path / "m.onnx", type_name, 21)
     x = mixed_values(relu_type(type_name).dtype, 90).reshape(-1, 3)
     write_tensor(tmp_path / f"x.{suffix}", x)
-    done = run_cli("run", model, "-i", f"X={tmp_path / f'x.{suffix}'}", "-o", tmp_path / "out",
-                   "--format", suffix, "--engine", "onnxruntime", "--threads", "2")
+    done = run_cli(
+        "run",
+        model,
+        "-i",
+        f"X={tmp_path / f'x.{suffix}'}",
+        "-o",
+        tmp_path / "out",
+        "--format",
+        suffix,
+        "--engine",
+        "onnxruntime",
+        "--threads",
+        "2",
+    )
     assert done.returncode == 0, done.stderr
     assert done.stderr == ""
     assert_relu_exact(read_tensor(tmp_path / "out" / f"Y.{suffix}"), x)
@@ -62,14 +82,31 @@ def test_a_model_with_other_operators_runs(tmp_path):
     scale = np.full(40, 3, dtype=np.int64)
     write_tensor(tmp_path / "x.npy", x)
     write_tensor(tmp_path / "scale.pb", scale)
-    done = run_cli("run", model, "-i", f"x={tmp_path / 'x.npy'}", "-i",
-                   f"scale={tmp_path / 'scale.pb'}", "-o", tmp_path / "out",
-                   "--engine", "onnxruntime")
+    done = run_cli(
+        "run",
+        model,
+        "-i",
+        f"x={tmp_path / 'x.npy'}",
+        "-i",
+        f"scale={tmp_path / 'scale.pb'}",
+        "-o",
+        tmp_path / "out",
+        "--engine",
+        "onnxruntime",
+    )
     assert done.returncode == 0, done.stderr
     assert read_tensor(tmp_path / "out" / "y.npy").tolist() == (np.maximum(x - 5, 0) * 3).tolist()
     # the default engine runs models made of Relu nodes only
-    refused = run_cli("run", model, "-i", f"x={tmp_path / 'x.npy'}", "-i",
-                      f"scale={tmp_path / 'scale.pb'}", "-o", tmp_path / "out2")
+    refused = run_cli(
+        "run",
+        model,
+        "-i",
+        f"x={tmp_path / 'x.npy'}",
+        "-i",
+        f"scale={tmp_path / 'scale.pb'}",
+        "-o",
+        tmp_path / "out2",
+    )
     assert_cli_error(refused, 2, "Add")
 
 
@@ -98,12 +135,18 @@ def test_bad_input_exits_2_with_one_line_and_writes_nothing(tmp_path, case, expe
         model.write_bytes(b"\x00garbage")
     elif case == "unloadable-model":  # valid for onnx, but no operator NoSuchOp anywhere
         graph = helper.make_graph(
-            [helper.make_node("NoSuchOp", ["X"], ["Y"], domain="my.domain")], "g",
+            [helper.make_node("NoSuchOp", ["X"], ["Y"], domain="my.domain")],
+            "g",
             [helper.make_tensor_value_info("X", TensorProto.FLOAT, ["n", 3])],
-            [helper.make_tensor_value_info("Y", TensorProto.FLOAT, ["n", 3])])
-        onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14),
-                                                          helper.make_opsetid("my.domain", 1)]),
-                  model)
+            [helper.make_tensor_value_info("Y", TensorProto.FLOAT, ["n", 3])],
+        )
+        onnx.save(
+            helper.make_model(
+                graph,
+                opset_imports=[helper.make_opsetid("", 14), helper.make_opsetid("my.domain", 1)],
+            ),
+            model,
+        )
     done = run_cli("run", model, *inputs, "-o", tmp_path / "out", "--engine", "onnxruntime")
     assert_cli_error(done, 2, expected)
     assert not (tmp_path / "out").exists()

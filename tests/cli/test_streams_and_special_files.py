@@ -9,14 +9,12 @@ from __future__ import annotations
 import io
 import os
 import stat
-import subprocess
 import time
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-from onnx_relu import read_tensor, write_tensor
+from onnx_relu import write_tensor
 from tests.support.cli import folder_state
 from tests.support.streams import (
     closing,
@@ -52,10 +50,16 @@ def test_apply_to_a_slow_nonblocking_pipe_writes_every_byte(tmp_path, unbuffered
     waits and writes the rest, from a file and from standard input, and exits 0 only then."""
     write_tensor(tmp_path / "x.npy", BIG)
     expected = relu_npy_bytes(BIG)
-    for args, stdin in ((("apply", "x.npy", "-"), None),
-                        (("apply", "-", "-"), npy_bytes(BIG))):
-        done = run_to_pipe(args, stdin=stdin, unbuffered=unbuffered, nonblocking=True,
-                           chunk=65536, delay_s=0.002, cwd=tmp_path)
+    for args, stdin in ((("apply", "x.npy", "-"), None), (("apply", "-", "-"), npy_bytes(BIG))):
+        done = run_to_pipe(
+            args,
+            stdin=stdin,
+            unbuffered=unbuffered,
+            nonblocking=True,
+            chunk=65536,
+            delay_s=0.002,
+            cwd=tmp_path,
+        )
         assert (done.returncode, done.stderr) == (0, ""), (args, done.stderr)
         assert len(done.stdout) == len(expected) and done.stdout == expected, args
 
@@ -74,9 +78,11 @@ def test_a_reader_that_goes_away_is_exit_1_with_one_line(tmp_path, unbuffered):
     models.mkdir()
     for index in range(150):  # a report of many lines, most written after the reader left
         onnx.save(relu_model("float32", 14), models / f"m{index:03d}-{'x' * 200}.onnx")
-    cases = [(("apply", "x.npy", "-"), 100, "broken pipe"),
-             (("check", "models"), 300, "broken pipe"),
-             (("check", "--format", "json", "models"), 300, "broken pipe")]
+    cases = [
+        (("apply", "x.npy", "-"), 100, "broken pipe"),
+        (("check", "models"), 300, "broken pipe"),
+        (("check", "--format", "json", "models"), 300, "broken pipe"),
+    ]
     for args, close_after, fragment in cases:
         done = run_to_pipe(args, unbuffered=unbuffered, close_after=close_after, cwd=tmp_path)
         done.assert_one_line_failure(1, fragment)
@@ -98,8 +104,9 @@ def test_a_file_size_limit_is_a_failure_not_a_cut_output(tmp_path):
         onnx.save(relu_model("float32", 14), models / f"m{index:02d}-{'y' * 100}.onnx")
     for args in (("apply", "x.npy", "-"), ("check", "models")):
         with open(tmp_path / "out.bin", "wb") as sink:
-            done = run_plain(args, stdout=sink.fileno(), cwd=tmp_path,
-                             preexec_fn=file_size_limit(1024))
+            done = run_plain(
+                args, stdout=sink.fileno(), cwd=tmp_path, preexec_fn=file_size_limit(1024)
+            )
         done.assert_one_line_failure(1, "File too large")
 
 
@@ -192,8 +199,9 @@ def test_closed_standard_streams(tmp_path):
     done.assert_one_line_failure(1, "standard output is closed")
     done = run_plain(("check", "m.onnx"), cwd=tmp_path, preexec_fn=closing(2))
     assert (done.returncode, done.stdout) == (0, b"m.onnx: no findings\n")
-    done = run_plain(("check", "--format", "json", "absent.onnx"), cwd=tmp_path,
-                     preexec_fn=closing(2))
+    done = run_plain(
+        ("check", "--format", "json", "absent.onnx"), cwd=tmp_path, preexec_fn=closing(2)
+    )
     assert done.returncode == 2
     assert [line.startswith(b"{") for line in done.stdout.splitlines()] == [True]
 
@@ -204,7 +212,7 @@ def test_closed_standard_streams(tmp_path):
 def test_check_escapes_names_on_a_strict_utf8_output(tmp_path):
     """Model names that are not UTF-8, or hold newlines, each give exactly one escaped line on
     a strict UTF-8 standard output, and every model after them is checked."""
-    onnx = pytest.importorskip("onnx")
+    pytest.importorskip("onnx")
     from tests.support.onnx_models import relu_model
 
     models = tmp_path / "models"
@@ -214,8 +222,11 @@ def test_check_escapes_names_on_a_strict_utf8_output(tmp_path):
     for name in names:
         with open(os.path.join(os.fsencode(models), name), "wb") as file:
             file.write(model)
-    done = run_plain(("check", "models"), cwd=tmp_path,
-                     extra_env={"PYTHONIOENCODING": "utf-8:strict", "LC_ALL": "C"})
+    done = run_plain(
+        ("check", "models"),
+        cwd=tmp_path,
+        extra_env={"PYTHONIOENCODING": "utf-8:strict", "LC_ALL": "C"},
+    )
     assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
     lines = done.stdout.decode("ascii").splitlines()
     assert len(lines) == 3 and all(line.endswith(": no findings") for line in lines), lines
@@ -233,11 +244,16 @@ def test_run_checks_output_file_names_before_running(tmp_path):
     long_name = "y" * 252
     graph = helper.make_graph(
         [helper.make_node("Relu", ["X"], ["a"]), helper.make_node("Relu", ["a"], [long_name])],
-        "g", [helper.make_tensor_value_info("X", TensorProto.FLOAT, [3])],
-        [helper.make_tensor_value_info("a", TensorProto.FLOAT, [3]),
-         helper.make_tensor_value_info(long_name, TensorProto.FLOAT, [3])])
-    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)]),
-              tmp_path / "m.onnx")
+        "g",
+        [helper.make_tensor_value_info("X", TensorProto.FLOAT, [3])],
+        [
+            helper.make_tensor_value_info("a", TensorProto.FLOAT, [3]),
+            helper.make_tensor_value_info(long_name, TensorProto.FLOAT, [3]),
+        ],
+    )
+    onnx.save(
+        helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)]), tmp_path / "m.onnx"
+    )
     write_tensor(tmp_path / "x.npy", SMALL)
     done = run_plain(("run", "m.onnx", "-i", "x.npy", "-o", "out"), cwd=tmp_path)
     done.assert_one_line_failure(2, "file name of 256 bytes")
@@ -262,8 +278,11 @@ def test_inputs_without_an_end_are_streamed_or_refused_quickly(tmp_path):
     onnx.save(relu_model("float32", 14), tmp_path / "m.onnx")
     os.mkfifo(tmp_path / "in.npy")
     os.mkfifo(tmp_path / "model.onnx")
-    for args in (("apply", "in.npy", "y.npy"), ("check", "model.onnx"),
-                 ("run", "m.onnx", "-i", "in.npy", "-o", "out")):
+    for args in (
+        ("apply", "in.npy", "y.npy"),
+        ("check", "model.onnx"),
+        ("run", "m.onnx", "-i", "in.npy", "-o", "out"),
+    ):
         started = time.monotonic()
         done = run_plain(args, cwd=tmp_path, timeout=30)
         assert time.monotonic() - started < 15, args
@@ -300,26 +319,40 @@ def test_onnxruntime_failures_are_one_line(tmp_path):
 
     shape = helper.make_tensor("shape", TensorProto.INT64, [1], [7])
     graph = helper.make_graph(
-        [helper.make_node("Relu", ["X"], ["r"]), helper.make_node("Reshape", ["r", "shape"], ["Y"])],
-        "reshape", [helper.make_tensor_value_info("X", TensorProto.FLOAT, [3])],
-        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)], [shape])
-    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)]),
-              tmp_path / "bad.onnx")
+        [
+            helper.make_node("Relu", ["X"], ["r"]),
+            helper.make_node("Reshape", ["r", "shape"], ["Y"]),
+        ],
+        "reshape",
+        [helper.make_tensor_value_info("X", TensorProto.FLOAT, [3])],
+        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)],
+        [shape],
+    )
+    onnx.save(
+        helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)]), tmp_path / "bad.onnx"
+    )
     graph = helper.make_graph(
-        [helper.make_node("Relu", ["X"], ["r"]),
-         helper.make_node("SequenceConstruct", ["r", "r"], ["S"])],
-        "seq", [helper.make_tensor_value_info("X", TensorProto.FLOAT, [3])],
-        [helper.make_tensor_sequence_value_info("S", TensorProto.FLOAT, None)])
-    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)]),
-              tmp_path / "seq.onnx")
+        [
+            helper.make_node("Relu", ["X"], ["r"]),
+            helper.make_node("SequenceConstruct", ["r", "r"], ["S"]),
+        ],
+        "seq",
+        [helper.make_tensor_value_info("X", TensorProto.FLOAT, [3])],
+        [helper.make_tensor_sequence_value_info("S", TensorProto.FLOAT, None)],
+    )
+    onnx.save(
+        helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)]), tmp_path / "seq.onnx"
+    )
     write_tensor(tmp_path / "x.npy", SMALL)
-    done = run_plain(("run", "bad.onnx", "-i", "x.npy", "-o", "out", "--engine", "onnxruntime"),
-                     cwd=tmp_path)
+    done = run_plain(
+        ("run", "bad.onnx", "-i", "x.npy", "-o", "out", "--engine", "onnxruntime"), cwd=tmp_path
+    )
     done.assert_one_line_failure(1, "onnxruntime failed running")
     assert len(done.stderr.splitlines()) == 1, done.stderr  # onnxruntime's own log is off
     assert not (tmp_path / "out").exists() or not os.listdir(tmp_path / "out")
-    done = run_plain(("run", "seq.onnx", "-i", "x.npy", "-o", "out", "--engine", "onnxruntime"),
-                     cwd=tmp_path)
+    done = run_plain(
+        ("run", "seq.onnx", "-i", "x.npy", "-o", "out", "--engine", "onnxruntime"), cwd=tmp_path
+    )
     done.assert_one_line_failure(2, "not a tensor")
     assert not (tmp_path / "out").exists() or not os.listdir(tmp_path / "out")
 

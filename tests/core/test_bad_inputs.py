@@ -19,7 +19,12 @@ from numpy.lib.stride_tricks import as_strided
 
 import onnx_relu
 from onnx_relu import relu
-from onnx_relu.errors import InvalidOpsetError, InvalidOutputError, OnnxReluError, UnsupportedTypeError
+from onnx_relu.errors import (
+    InvalidOpsetError,
+    InvalidOutputError,
+    OnnxReluError,
+    UnsupportedTypeError,
+)
 from tests.support import REPOSITORY
 from tests.support.array_likes import UfuncHandler, UfuncHandlingTable
 from tests.support.dtypes import REFUSED_TYPES, RELU_DTYPES, RELU_TYPES, relu_type, relu_version_at
@@ -59,7 +64,7 @@ def assert_refused(
     message = str(info.value)
     for fragment in fragments:
         assert fragment in message, f"{fragment!r} not in {message!r}"
-    for a, b in zip(untouched, before):
+    for a, b in zip(untouched, before, strict=True):
         assert snapshot(a) == b, "a refused call changed an array"
     return info.value
 
@@ -98,7 +103,9 @@ def test_dtype_no_relu_version_allows(dtype, name, hint, opset):
     x = random_array(dtype)
     out = sentinel_out(x.shape)
     fragments = [name, "does not allow", "No Relu version allows it", "never casts silently"]
-    fragments.append("(the latest version, opset >= 14)" if opset is None else f"(in force at opset {opset})")
+    fragments.append(
+        "(the latest version, opset >= 14)" if opset is None else f"(in force at opset {opset})"
+    )
     if hint is not None:
         fragments.append(f"convert explicitly, e.g. {hint}")
     for call in (lambda: relu(x, opset=opset), lambda: relu(x, out=out, opset=opset)):
@@ -147,17 +154,30 @@ def test_allowed_type_at_opset_that_forbids_it(dtype, opset):
 
 
 @pytest.mark.parametrize(
-    "opset", [0, -1, 1.5, "14", True, False, np.True_, np.float64(14.0), 14.0, b"14", [14]], ids=repr
+    "opset",
+    [0, -1, 1.5, "14", True, False, np.True_, np.float64(14.0), 14.0, b"14", [14]],
+    ids=repr,
 )
 def test_bad_opset(opset):
     x = np.array([-1.0, 2.0], dtype=np.float32)
     out = sentinel_out(x.shape)
-    shown = f"got {opset!r}" if not isinstance(opset, int) or isinstance(opset, bool) else f"got {opset}"
+    shown = (
+        f"got {opset!r}"
+        if not isinstance(opset, int) or isinstance(opset, bool)
+        else f"got {opset}"
+    )
     err = assert_refused(
-        lambda: relu(x, out=out, opset=opset), InvalidOpsetError, ("opset must be an integer >= 1", shown), (x, out)
+        lambda: relu(x, out=out, opset=opset),
+        InvalidOpsetError,
+        ("opset must be an integer >= 1", shown),
+        (x, out),
     )
     # Both built-ins it used to be stay catchable.
-    assert isinstance(err, TypeError) and isinstance(err, ValueError) and isinstance(err, OnnxReluError)
+    assert (
+        isinstance(err, TypeError)
+        and isinstance(err, ValueError)
+        and isinstance(err, OnnxReluError)
+    )
     assert_refused(lambda: onnx_relu.check_dtype(np.float32, opset), InvalidOpsetError, ("opset",))
 
 
@@ -169,14 +189,27 @@ def test_bad_opset(opset):
 def test_object_array():
     x = np.array([1.0, -2.0, 3], dtype=object)  # numbers, but held as Python objects
     out = sentinel_out(x.shape)
-    assert_refused(lambda: relu(x), UnsupportedTypeError, ("numpy dtype 'object' (|O)", "never casts silently"), (x,))
-    assert_refused(lambda: relu(x, out=out), UnsupportedTypeError, ("numpy dtype 'object'",), (x, out))
+    assert_refused(
+        lambda: relu(x),
+        UnsupportedTypeError,
+        ("numpy dtype 'object' (|O)", "never casts silently"),
+        (x,),
+    )
+    assert_refused(
+        lambda: relu(x, out=out), UnsupportedTypeError, ("numpy dtype 'object'",), (x, out)
+    )
 
 
-@pytest.mark.parametrize("x", [np.array(["1.5", "-2"]), np.array([b"1", b"-2"]), "abc", b"-1"], ids=repr)
+@pytest.mark.parametrize(
+    "x", [np.array(["1.5", "-2"]), np.array([b"1", b"-2"]), "abc", b"-1"], ids=repr
+)
 def test_string_array(x):
     before = snapshot(x)
-    assert_refused(lambda: relu(x), UnsupportedTypeError, ("does not allow tensor(string)", ALLOWED_TYPES_LATEST))
+    assert_refused(
+        lambda: relu(x),
+        UnsupportedTypeError,
+        ("does not allow tensor(string)", ALLOWED_TYPES_LATEST),
+    )
     assert snapshot(x) == before
 
 
@@ -207,8 +240,18 @@ NOT_ARRAYS = [
 @pytest.mark.parametrize("opset", [None, 13])
 def test_not_an_array(x, shown, opset):
     out = sentinel_out((3,))
-    phrase = "Relu-14 (the latest version, opset >= 14) allows" if opset is None else "Relu-13 (in force at opset 13) allows"
-    fragments = ("relu() needs an array of numbers, got", shown, "dtype object", phrase, "tensor(float)")
+    phrase = (
+        "Relu-14 (the latest version, opset >= 14) allows"
+        if opset is None
+        else "Relu-13 (in force at opset 13) allows"
+    )
+    fragments = (
+        "relu() needs an array of numbers, got",
+        shown,
+        "dtype object",
+        phrase,
+        "tensor(float)",
+    )
     err = assert_refused(lambda: relu(x, opset=opset), UnsupportedTypeError, fragments)
     assert isinstance(err, TypeError)
     assert_refused(lambda: relu(x, out=out, opset=opset), UnsupportedTypeError, fragments, (out,))
@@ -217,7 +260,11 @@ def test_not_an_array(x, shown, opset):
 
 def test_generator_is_not_an_array():
     gen = (v for v in (1.0, -1.0))
-    assert_refused(lambda: relu(gen), UnsupportedTypeError, ("relu() needs an array of numbers", "(a generator)"))
+    assert_refused(
+        lambda: relu(gen),
+        UnsupportedTypeError,
+        ("relu() needs an array of numbers", "(a generator)"),
+    )
     assert next(gen) == 1.0  # numpy did not consume it
 
 
@@ -248,13 +295,21 @@ def test_array_like_without_dtype():
     assert_refused(
         lambda: relu(_UfuncAwareWithoutDtype()),
         UnsupportedTypeError,
-        ("cannot tell the dtype of a _UfuncAwareWithoutDtype object", "no dtype attribute", "tensor(float)"),
+        (
+            "cannot tell the dtype of a _UfuncAwareWithoutDtype object",
+            "no dtype attribute",
+            "tensor(float)",
+        ),
     )
     assert _UfuncAwareWithoutDtype.calls == 0
 
 
 def test_array_like_with_forbidden_dtype_is_refused_before_dispatch():
-    assert_refused(lambda: relu(_UfuncAwareUint8()), UnsupportedTypeError, ("tensor(uint8)", "x.astype(numpy.int16)"))
+    assert_refused(
+        lambda: relu(_UfuncAwareUint8()),
+        UnsupportedTypeError,
+        ("tensor(uint8)", "x.astype(numpy.int16)"),
+    )
     assert _UfuncAwareUint8.calls == 0
 
 
@@ -263,23 +318,55 @@ def test_array_like_with_forbidden_dtype_is_refused_before_dispatch():
 @pytest.mark.parametrize(
     ("values", "out", "error", "words"),
     [
-        (np.array([300, -5]), np.zeros(2, np.int8), UnsupportedTypeError,
-         ("out has type tensor(int8) but the input has type tensor(int64)",)),
-        (np.array([1e300, -1.0]), np.zeros(2, np.float16), UnsupportedTypeError,
-         ("out has type tensor(float16) but the input has type tensor(double)",)),
-        (np.array([1.0, -1.0]), np.zeros((3, 2)), InvalidOutputError,
-         ("out has shape (3, 2) but the input has shape (2,)",)),
+        (
+            np.array([300, -5]),
+            np.zeros(2, np.int8),
+            UnsupportedTypeError,
+            ("out has type tensor(int8) but the input has type tensor(int64)",),
+        ),
+        (
+            np.array([1e300, -1.0]),
+            np.zeros(2, np.float16),
+            UnsupportedTypeError,
+            ("out has type tensor(float16) but the input has type tensor(double)",),
+        ),
+        (
+            np.array([1.0, -1.0]),
+            np.zeros((3, 2)),
+            InvalidOutputError,
+            ("out has shape (3, 2) but the input has shape (2,)",),
+        ),
         (np.array([1.0, -1.0]), np.zeros(3), InvalidOutputError, ("out has shape (3,)",)),
-        (np.array([1.0, -1.0]), np.broadcast_to(np.float64(0), (2,)), InvalidOutputError,
-         ("out is read-only",)),
+        (
+            np.array([1.0, -1.0]),
+            np.broadcast_to(np.float64(0), (2,)),
+            InvalidOutputError,
+            ("out is read-only",),
+        ),
         (np.array([1.0, -1.0]), [0.0, 0.0], InvalidOutputError, ("out must be a numpy.ndarray",)),
-        (np.array([1.0, -1.0], np.float32), UfuncHandler(np.zeros(2)), UnsupportedTypeError,
-         ("out has type tensor(double) but the input has type tensor(float)",)),
-        (np.array([1.0, -1.0]), UfuncHandler(np.zeros((2, 2))), InvalidOutputError,
-         ("out has shape (2, 2) but the input has shape (2,)",)),
+        (
+            np.array([1.0, -1.0], np.float32),
+            UfuncHandler(np.zeros(2)),
+            UnsupportedTypeError,
+            ("out has type tensor(double) but the input has type tensor(float)",),
+        ),
+        (
+            np.array([1.0, -1.0]),
+            UfuncHandler(np.zeros((2, 2))),
+            InvalidOutputError,
+            ("out has shape (2, 2) but the input has shape (2,)",),
+        ),
     ],
-    ids=["int64-into-int8", "float64-into-float16", "broadcast-2d", "longer", "read-only",
-         "list", "handler-other-type", "handler-other-shape"],
+    ids=[
+        "int64-into-int8",
+        "float64-into-float16",
+        "broadcast-2d",
+        "longer",
+        "read-only",
+        "list",
+        "handler-other-type",
+        "handler-other-shape",
+    ],
 )
 def test_out_is_checked_for_inputs_that_handle_ufuncs_themselves(values, out, error, words):
     x = UfuncHandler(values)
@@ -302,8 +389,14 @@ def test_out_is_checked_for_pandas_series():
     pd = pytest.importorskip("pandas")  # not a test dependency: tested where installed
     series = pd.Series([300, -5])
     out = np.zeros(2, np.int8)
-    assert_refused(lambda: relu(series, out=out), UnsupportedTypeError, ("out has type tensor(int8)",), (out,))
-    assert_refused(lambda: relu(series, out=np.zeros((3, 2), np.int64)), InvalidOutputError, ("out has shape (3, 2)",))
+    assert_refused(
+        lambda: relu(series, out=out), UnsupportedTypeError, ("out has type tensor(int8)",), (out,)
+    )
+    assert_refused(
+        lambda: relu(series, out=np.zeros((3, 2), np.int64)),
+        InvalidOutputError,
+        ("out has shape (3, 2)",),
+    )
     good = np.zeros(2, np.int64)
     relu(series, out=good)
     assert good.tolist() == [300, 0]
@@ -320,26 +413,35 @@ def test_table_whose_columns_share_one_type_is_computed():
 
 def test_table_whose_columns_differ_in_type_is_refused():
     table = UfuncHandlingTable([np.array([-1.5, 2.0]), np.array([3, -4])])
-    assert_refused(lambda: relu(table), UnsupportedTypeError,
-                   ("needs one type for all of a UfuncHandlingTable's columns, got float64, int64",))
+    assert_refused(
+        lambda: relu(table),
+        UnsupportedTypeError,
+        ("needs one type for all of a UfuncHandlingTable's columns, got float64, int64",),
+    )
     assert table.calls == 0
     refused = UfuncHandlingTable([np.array([1, 2], np.uint8)])
     assert_refused(lambda: relu(refused), UnsupportedTypeError, ("tensor(uint8)",))
-    assert_refused(lambda: relu(UfuncHandlingTable([])), UnsupportedTypeError, ("cannot tell the dtype",))
+    assert_refused(
+        lambda: relu(UfuncHandlingTable([])), UnsupportedTypeError, ("cannot tell the dtype",)
+    )
 
 
 def test_pandas_data_frame():
     pd = pytest.importorskip("pandas")  # not a test dependency: tested where installed
     frame = pd.DataFrame({"a": [-1.5, 2.0], "b": [3.0, -4.0]})
     assert relu(frame).to_numpy().tolist() == [[0.0, 3.0], [2.0, 0.0]]
-    assert_refused(lambda: relu(pd.DataFrame({"a": [-1.5], "b": [3]})), UnsupportedTypeError, ("columns",))
+    assert_refused(
+        lambda: relu(pd.DataFrame({"a": [-1.5], "b": [3]})), UnsupportedTypeError, ("columns",)
+    )
 
 
 @pytest.mark.parametrize("name", ["i4,(", "0:", "[", "f4 (2)", "m8[foo]", "", "U-1"], ids=repr)
 def test_malformed_dtype_names(name):
     # numpy answers these with TypeError, ValueError or even SyntaxError; onnx-relu with one type.
     assert_refused(
-        lambda: onnx_relu.check_dtype(name), UnsupportedTypeError, (f"needs a numeric dtype, got {name!r}", "allowed types")
+        lambda: onnx_relu.check_dtype(name),
+        UnsupportedTypeError,
+        (f"needs a numeric dtype, got {name!r}", "allowed types"),
     )
 
     class ArrayLike:
@@ -412,10 +514,14 @@ def test_read_only_out():
     x = mixed_values(np.float32, 10)
     out = sentinel_out(x.shape)
     out.flags.writeable = False
-    err = assert_refused(lambda: relu(x, out=out), InvalidOutputError, ("out is read-only", "writeable"), (x, out))
+    err = assert_refused(
+        lambda: relu(x, out=out), InvalidOutputError, ("out is read-only", "writeable"), (x, out)
+    )
     assert isinstance(err, ValueError)
     broadcast = np.broadcast_to(np.float32(7), x.shape)  # read-only by construction
-    assert_refused(lambda: relu(x, out=broadcast), InvalidOutputError, ("read-only",), (x, broadcast))
+    assert_refused(
+        lambda: relu(x, out=broadcast), InvalidOutputError, ("read-only",), (x, broadcast)
+    )
 
 
 @pytest.mark.parametrize("out_shape", [(5,), (2, 6), (6, 1), (1, 6), (), (0,), (12,)], ids=str)
@@ -450,7 +556,11 @@ def test_out_of_wrong_dtype(x_dtype, out_dtype, out_name):
     err = assert_refused(
         lambda: relu(x, out=out),
         UnsupportedTypeError,
-        (f"out has type {out_name}", "but the input has type", "Relu's output has the input's type"),
+        (
+            f"out has type {out_name}",
+            "but the input has type",
+            "Relu's output has the input's type",
+        ),
         (x, out),
     )
     assert isinstance(err, TypeError)
@@ -472,7 +582,10 @@ def test_out_of_wrong_dtype(x_dtype, out_dtype, out_name):
 def test_out_not_an_ndarray(out, type_name):
     x = mixed_values(np.float32, 4)
     err = assert_refused(
-        lambda: relu(x, out=out), InvalidOutputError, (f"out must be a numpy.ndarray, got {type_name}",), (x, out)
+        lambda: relu(x, out=out),
+        InvalidOutputError,
+        (f"out must be a numpy.ndarray, got {type_name}",),
+        (x, out),
     )
     assert isinstance(err, TypeError)
 
@@ -482,11 +595,16 @@ def test_out_with_zero_stride():
     backing = np.full(1, 9.0, dtype=np.float32)
     out = as_strided(backing, shape=(6,), strides=(0,), writeable=True)
     assert_refused(
-        lambda: relu(x, out=out), InvalidOutputError, ("out has stride 0 along axis 0 (length 6)", "share memory"), (x, backing)
+        lambda: relu(x, out=out),
+        InvalidOutputError,
+        ("out has stride 0 along axis 0 (length 6)", "share memory"),
+        (x, backing),
     )
     # a zero stride on an axis of length 1 is harmless and accepted
     one = as_strided(np.zeros(6, np.float32), shape=(1, 6), strides=(0, 4), writeable=True)
-    assert np.array_equal(as_bits(relu(x.reshape(1, 6), out=one)), as_bits(expected_relu(x)).reshape(1, 6))
+    assert np.array_equal(
+        as_bits(relu(x.reshape(1, 6), out=one)), as_bits(expected_relu(x)).reshape(1, 6)
+    )
     # and so is an empty out, which numpy itself gives zero strides
     empty = np.empty((0, 2), np.float32)
     assert 0 in empty.strides
@@ -582,7 +700,9 @@ def test_huge_zero_stride_out_is_refused_at_once():
 
 
 def test_error_hierarchy():
-    assert issubclass(UnsupportedTypeError, OnnxReluError) and issubclass(UnsupportedTypeError, TypeError)
+    assert issubclass(UnsupportedTypeError, OnnxReluError) and issubclass(
+        UnsupportedTypeError, TypeError
+    )
     for cls in (InvalidOpsetError, InvalidOutputError):
         assert issubclass(cls, OnnxReluError)
         assert issubclass(cls, ValueError) and issubclass(cls, TypeError)
@@ -626,7 +746,9 @@ def test_every_row_of_the_reliability_table_names_an_existing_test():
     assert len(cited) >= 20
     for path, name in cited:
         source = (REPOSITORY / path).read_text(encoding="utf-8")
-        assert re.search(rf"^def {name}\(", source, re.MULTILINE), f"{path}::{name} cited but missing"
+        assert re.search(rf"^def {name}\(", source, re.MULTILINE), (
+            f"{path}::{name} cited but missing"
+        )
 
 
 def test_docs_errors_example_runs(capsys):

@@ -66,7 +66,9 @@ def _inputs(n: int) -> dict[np.dtype, tuple[np.ndarray, bytes]]:
     return table
 
 
-@pytest.mark.parametrize("kernel_thread_count", KERNEL_THREAD_SETTINGS, ids=lambda c: f"kernel-threads-{c}")
+@pytest.mark.parametrize(
+    "kernel_thread_count", KERNEL_THREAD_SETTINGS, ids=lambda c: f"kernel-threads-{c}"
+)
 @pytest.mark.parametrize("n", SIZES)
 def test_shared_input_separate_outputs(n, kernel_thread_count):
     table = _inputs(n)
@@ -89,7 +91,9 @@ def test_shared_input_separate_outputs(n, kernel_thread_count):
         assert x.tobytes() == before[dtype], f"the shared {dtype} input changed"
 
 
-@pytest.mark.parametrize("kernel_thread_count", KERNEL_THREAD_SETTINGS, ids=lambda c: f"kernel-threads-{c}")
+@pytest.mark.parametrize(
+    "kernel_thread_count", KERNEL_THREAD_SETTINGS, ids=lambda c: f"kernel-threads-{c}"
+)
 @pytest.mark.parametrize("n", SIZES)
 def test_each_thread_in_place_on_its_own_array(n, kernel_thread_count):
     table = _inputs(n)
@@ -101,13 +105,17 @@ def test_each_thread_in_place_on_its_own_array(n, kernel_thread_count):
                 x, want = table[dtype]
                 own = x.copy()
                 assert relu(own, out=own) is own
-                assert as_bits(own).tobytes() == want, f"thread {index}: wrong in-place result for {dtype}"
+                assert as_bits(own).tobytes() == want, (
+                    f"thread {index}: wrong in-place result for {dtype}"
+                )
 
     with kernel_threads(kernel_thread_count):
         run_at_once(work)
 
 
-@pytest.mark.parametrize("kernel_thread_count", KERNEL_THREAD_SETTINGS, ids=lambda c: f"kernel-threads-{c}")
+@pytest.mark.parametrize(
+    "kernel_thread_count", KERNEL_THREAD_SETTINGS, ids=lambda c: f"kernel-threads-{c}"
+)
 def test_threads_writing_disjoint_slices_of_one_output(kernel_thread_count):
     # Each thread owns one slice of a shared output (and of a shared input, read only): no
     # thread's write may land in another's slice, at any slice boundary alignment.
@@ -116,7 +124,9 @@ def test_threads_writing_disjoint_slices_of_one_output(kernel_thread_count):
         x = mixed_values(dtype, n, seed=300 + i)
         want = as_bits(expected_relu(x)).tobytes()
         out = np.zeros_like(x)
-        bounds = np.linspace(0, n, PYTHON_THREADS + 1).astype(int) + np.arange(PYTHON_THREADS + 1) % 3
+        bounds = (
+            np.linspace(0, n, PYTHON_THREADS + 1).astype(int) + np.arange(PYTHON_THREADS + 1) % 3
+        )
         bounds[0], bounds[-1] = 0, n
 
         def work(index: int, x=x, out=out, bounds=bounds) -> None:

@@ -21,7 +21,9 @@ def test_every_bit_pattern(dtype):
     assert source.size == 1 << (8 * dtype.itemsize)
     kept = source.copy()
     assert_relu_exact(onnx_relu.relu(source), source)
-    np.testing.assert_array_equal(source.view(f"u{dtype.itemsize}"), kept.view(f"u{dtype.itemsize}"))
+    np.testing.assert_array_equal(
+        source.view(f"u{dtype.itemsize}"), kept.view(f"u{dtype.itemsize}")
+    )
 
 
 @pytest.mark.parametrize("dtype", SMALL_TYPES)

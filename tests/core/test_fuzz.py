@@ -34,7 +34,9 @@ from tests.support.dtypes import RELU_DTYPES
 from tests.support.oracle import as_bits, expected_relu
 from tests.support.strategies import Drawn, any_dtype, arrays_any_layout, examples
 
-VALID_OPSETS = st.sampled_from([None, None, 1, 5, 6, 12, 13, 14, 18, 23, np.int32(13), np.int64(14)])
+VALID_OPSETS = st.sampled_from(
+    [None, None, 1, 5, 6, 12, 13, 14, 18, 23, np.int32(13), np.int64(14)]
+)
 INVALID_OPSETS = st.sampled_from([0, -1, 1.5, "14", True, np.True_, 14.0])
 OPSETS = st.one_of(VALID_OPSETS, VALID_OPSETS, VALID_OPSETS, INVALID_OPSETS)
 
@@ -63,8 +65,19 @@ def native(dtype: np.dtype) -> np.dtype:
 # Target: relu on arrays of any type, layout and byte order, with every kind of ``out``
 # ---------------------------------------------------------------------------------------------
 
-OUT_KINDS = ["none", "fresh", "fresh-other-order", "strided", "in-place", "reversed-self",
-             "wrong-shape", "wrong-dtype", "read-only", "not-an-array", "zero-stride"]
+OUT_KINDS = [
+    "none",
+    "fresh",
+    "fresh-other-order",
+    "strided",
+    "in-place",
+    "reversed-self",
+    "wrong-shape",
+    "wrong-dtype",
+    "read-only",
+    "not-an-array",
+    "zero-stride",
+]
 
 
 @st.composite
@@ -88,7 +101,9 @@ def out_for(draw: st.DrawFn, x: np.ndarray):
     if kind == "reversed-self":
         return kind, x[tuple(slice(None, None, -1) for _ in shape) + (Ellipsis,)], None
     if kind == "wrong-shape":
-        other_shape = draw(st.sampled_from([shape + (1,), shape[1:], tuple(n + 1 for n in shape) or (2,)]))
+        other_shape = draw(
+            st.sampled_from([shape + (1,), shape[1:], tuple(n + 1 for n in shape) or (2,)])
+        )
         if other_shape == shape:
             other_shape = shape + (2,)
         return kind, np.empty(other_shape, dtype=dtype), InvalidOutputError
@@ -100,7 +115,11 @@ def out_for(draw: st.DrawFn, x: np.ndarray):
         out.flags.writeable = False
         return kind, out, InvalidOutputError
     if kind == "not-an-array":
-        return kind, draw(st.sampled_from([[0.0], (None,), 0, "out", memoryview(b"")])), InvalidOutputError
+        return (
+            kind,
+            draw(st.sampled_from([[0.0], (None,), 0, "out", memoryview(b"")])),
+            InvalidOutputError,
+        )
     # zero-stride: every element one memory location; a problem only with two elements or more
     # (np.ndarray over a buffer, not as_strided: as_strided cannot rebuild ml_dtypes types)
     out = np.ndarray(shape, dtype=dtype, buffer=np.zeros(1, dtype=dtype), strides=(0,) * len(shape))
@@ -143,7 +162,9 @@ def test_fuzz_relu_arrays(drawn: Drawn, opset, data):
         assert drawn.buffer.tobytes() == x_before, "a refused call changed the input"
         assert _buffer_bytes(out) == out_before, "a refused call changed out"
         return
-    assert not problems, f"accepted an invalid call ({kind=}, {opset=}, dtype={x.dtype}); expected {problems}"
+    assert not problems, (
+        f"accepted an invalid call ({kind=}, {opset=}, dtype={x.dtype}); expected {problems}"
+    )
     want = as_bits(expected_relu(x_copy))
     got = np.asarray(result)
     assert got.shape == x.shape
@@ -174,7 +195,11 @@ _LEAVES = (
 )
 PY_OBJECTS = st.recursive(
     _LEAVES,
-    lambda children: st.lists(children, max_size=4) | st.tuples(children, children) | st.dictionaries(st.text(max_size=2), children, max_size=2),
+    lambda children: (
+        st.lists(children, max_size=4)
+        | st.tuples(children, children)
+        | st.dictionaries(st.text(max_size=2), children, max_size=2)
+    ),
     max_leaves=12,
 )
 
@@ -191,7 +216,7 @@ def test_fuzz_relu_python_objects(obj, opset):
         except ValueError as exc:
             assert type(exc) is type(numpy_error) and str(exc) == str(numpy_error)
             return
-        raise AssertionError("relu accepted what numpy.asarray refuses")
+        raise AssertionError("relu accepted what numpy.asarray refuses") from numpy_error
     if native(as_array.dtype) not in allowed_at(opset):
         event(f"refused: {as_array.dtype.kind}")
         try:
@@ -213,8 +238,12 @@ def test_fuzz_relu_python_objects(obj, opset):
 DTYPE_LIKE = (
     any_dtype()
     | st.text(max_size=6)
-    | st.sampled_from(["i4,(", "f4,", "2f4", "(2)i4", "float", "V", "M8[foo]", "O", "<f4", ">i8", "bfloat16"])
-    | st.sampled_from([int, float, bool, complex, str, bytes, object, np.float32, ml_dtypes.bfloat16])
+    | st.sampled_from(
+        ["i4,(", "f4,", "2f4", "(2)i4", "float", "V", "M8[foo]", "O", "<f4", ">i8", "bfloat16"]
+    )
+    | st.sampled_from(
+        [int, float, bool, complex, str, bytes, object, np.float32, ml_dtypes.bfloat16]
+    )
     | st.none()
     | st.integers()
     | st.builds(object)

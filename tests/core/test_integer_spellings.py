@@ -83,7 +83,9 @@ def test_the_reported_int64_spellings():
 def test_the_opset_refusal_names_the_onnx_type(code):
     x = values_of(code, 10)
     before = x.copy()
-    with pytest.raises(UnsupportedTypeError, match=rf"does not allow tensor\(int{8 * x.itemsize}\)"):
+    with pytest.raises(
+        UnsupportedTypeError, match=rf"does not allow tensor\(int{8 * x.itemsize}\)"
+    ):
         relu(x, opset=13)
     np.testing.assert_array_equal(x, before)
     with pytest.raises(UnsupportedTypeError, match=rf"tensor\(int{8 * x.itemsize}\)"):

@@ -50,7 +50,7 @@ class Layout:
     def byte_range(self, itemsize: int) -> tuple[int, int]:
         """The first and one past the last byte the view touches."""
         low = high = self.offset
-        for extent, stride in zip(self.shape, self.strides):
+        for extent, stride in zip(self.shape, self.strides, strict=True):
             reach = (extent - 1) * stride
             low, high = low + min(reach, 0), high + max(reach, 0)
         return low, high + itemsize
@@ -61,13 +61,17 @@ class Layout:
         for axis, stride in enumerate(self.strides):
             index_shape = [1] * len(self.shape)
             index_shape[axis] = self.shape[axis]
-            offsets = offsets + np.arange(self.shape[axis], dtype=np.int64).reshape(index_shape) * stride
+            offsets = (
+                offsets + np.arange(self.shape[axis], dtype=np.int64).reshape(index_shape) * stride
+            )
         return offsets
 
     def view(self, buffer: np.ndarray, dtype: np.dtype) -> np.ndarray:
         # The ndarray constructor takes any offset and strides within the buffer (as_strided
         # cannot rebuild ml_dtypes types).
-        return np.ndarray(self.shape, dtype, buffer=buffer, offset=self.offset, strides=self.strides)
+        return np.ndarray(
+            self.shape, dtype, buffer=buffer, offset=self.offset, strides=self.strides
+        )
 
 
 def _draw_shape(rng: np.random.Generator) -> tuple[int, ...]:
@@ -79,7 +83,9 @@ def _draw_shape(rng: np.random.Generator) -> tuple[int, ...]:
     return (max(1, n),)
 
 
-def _draw_out_strides(rng: np.random.Generator, shape: tuple[int, ...], itemsize: int) -> tuple[int, ...]:
+def _draw_out_strides(
+    rng: np.random.Generator, shape: tuple[int, ...], itemsize: int
+) -> tuple[int, ...]:
     """Strides under which no two elements of out share a byte."""
     step = itemsize * int(rng.choice([1, 1, 1, 2, 3]))
     inner = step * int(rng.choice([1, -1]))
@@ -92,14 +98,17 @@ def _draw_out_strides(rng: np.random.Generator, shape: tuple[int, ...], itemsize
     return (outer, inner)
 
 
-def _draw_in_strides(rng: np.random.Generator, shape: tuple[int, ...], itemsize: int,
-                     out_strides: tuple[int, ...]) -> tuple[int, ...]:
+def _draw_in_strides(
+    rng: np.random.Generator, shape: tuple[int, ...], itemsize: int, out_strides: tuple[int, ...]
+) -> tuple[int, ...]:
     choice = rng.random()
     if choice < 0.5:  # the same layout as out: numpy may then hand both to the loop as they are
         return out_strides
     if choice < 0.6:  # the input overlapping itself
-        return tuple(int(rng.choice([0, itemsize // 2 or 1])) if rng.random() < 0.5 else s
-                     for s in out_strides)
+        return tuple(
+            int(rng.choice([0, itemsize // 2 or 1])) if rng.random() < 0.5 else s
+            for s in out_strides
+        )
     return _draw_out_strides(rng, shape, itemsize)
 
 
@@ -141,7 +150,11 @@ def _thresholds(rng: np.random.Generator, nbytes: int) -> dict[str, int]:
             return int(rng.integers(0, max(nbytes, 1) + 1))  # a size the call may straddle
         return NEVER
 
-    return {"parallel_threshold": one(), "nt_threshold": one(), "min_chunk": int(rng.choice([64, 256, 4096]))}
+    return {
+        "parallel_threshold": one(),
+        "nt_threshold": one(),
+        "min_chunk": int(rng.choice([64, 256, 4096])),
+    }
 
 
 def run_case(dtype: np.dtype, case: int) -> None:

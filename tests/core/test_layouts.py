@@ -13,7 +13,9 @@ TYPES = [pytest.param(t.dtype, id=t.name) for t in RELU_TYPES]
 
 
 @pytest.mark.parametrize("dtype", TYPES)
-@pytest.mark.parametrize("size", [0, 1, 2, 3, 7, 15, 16, 17, 31, 33, 63, 65, 127, 129, 255, 1000, 4097])
+@pytest.mark.parametrize(
+    "size", [0, 1, 2, 3, 7, 15, 16, 17, 31, 33, 63, 65, 127, 129, 255, 1000, 4097]
+)
 def test_contiguous_sizes(dtype, size):
     source = mixed(dtype, size, seed=size)
     assert_relu_exact(onnx_relu.relu(source), source)
@@ -99,8 +101,11 @@ def test_unaligned_buffers(dtype, offset):
     assert_relu_exact(unaligned, source)
 
 
-BYTESWAPPABLE = [pytest.param(t.dtype, id=t.name) for t in RELU_TYPES
-                 if t.dtype.itemsize > 1 and t.name != "bfloat16"]
+BYTESWAPPABLE = [
+    pytest.param(t.dtype, id=t.name)
+    for t in RELU_TYPES
+    if t.dtype.itemsize > 1 and t.name != "bfloat16"
+]
 
 
 @pytest.mark.parametrize("dtype", BYTESWAPPABLE)

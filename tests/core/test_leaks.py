@@ -63,7 +63,7 @@ def test_million_small_calls():
     per_type = SMALL_CALLS // len(inputs)
 
     def calls(count: int) -> None:
-        for x, out in zip(inputs, outputs):
+        for x, out in zip(inputs, outputs, strict=True):
             for _ in range(count // 4):  # four call styles, a quarter each
                 relu(x)
                 relu(x, out=out)
@@ -83,7 +83,7 @@ def test_million_small_calls():
     assert counts_after == counts_before
     # A leak of one 6-element array per call would be > 100 MiB; 16 MiB is noise room.
     assert growth < 16 * MIB, f"RSS grew by {growth / MIB:.1f} MiB over {SMALL_CALLS} calls"
-    for out, want in zip(outputs, wants):
+    for out, want in zip(outputs, wants, strict=True):
         assert as_bits(out).tobytes() == want
     print(f"\n{SMALL_CALLS} small calls: RSS growth {growth / MIB:.2f} MiB")
 
@@ -125,7 +125,9 @@ def test_thousand_large_calls():
 
 
 @pytest.mark.parametrize(
-    "bad", [np.zeros(4, np.uint8), np.zeros(4, np.complex64), [None, 1]], ids=["uint8", "complex64", "list-with-None"]
+    "bad",
+    [np.zeros(4, np.uint8), np.zeros(4, np.complex64), [None, 1]],
+    ids=["uint8", "complex64", "list-with-None"],
 )
 def test_refused_calls_leak_nothing(bad):
     out = np.zeros(4, np.float32)
@@ -147,5 +149,7 @@ def test_refused_calls_leak_nothing(bad):
     growth = rss_bytes() - rss_before
     counts_after = refcounts(*watched)
     assert counts_after == counts_before
-    assert growth < 16 * MIB, f"RSS grew by {growth / MIB:.1f} MiB over {REFUSED_CALLS} refused calls"
+    assert growth < 16 * MIB, (
+        f"RSS grew by {growth / MIB:.1f} MiB over {REFUSED_CALLS} refused calls"
+    )
     assert not out.any()

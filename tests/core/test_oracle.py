@@ -25,21 +25,62 @@ from tests.support.values import mixed_values, special_values
 
 # Input bit pattern -> Relu's bit pattern, written out by hand from the IEEE formats.
 HAND_WRITTEN = {
-    "float16": [(0x0000, 0x0000), (0x8000, 0x0000), (0x3C00, 0x3C00), (0xBC00, 0x0000),
-                (0x7C00, 0x7C00), (0xFC00, 0x0000), (0x7E00, 0x7E00), (0xFE05, 0xFE05),
-                (0x7C01, 0x7C01), (0xFC01, 0xFC01), (0x0001, 0x0001), (0x8001, 0x0000),
-                (0x7BFF, 0x7BFF), (0xFBFF, 0x0000)],
-    "bfloat16": [(0x0000, 0x0000), (0x8000, 0x0000), (0x3F80, 0x3F80), (0xBF80, 0x0000),
-                 (0x7F80, 0x7F80), (0xFF80, 0x0000), (0x7FC0, 0x7FC0), (0xFF81, 0xFF81),
-                 (0x0001, 0x0001), (0x8001, 0x0000), (0x7F7F, 0x7F7F), (0xFF7F, 0x0000)],
-    "float32": [(0x00000000, 0), (0x80000000, 0), (0x3F800000, 0x3F800000), (0xBF800000, 0),
-                (0x7F800000, 0x7F800000), (0xFF800000, 0), (0x7FC00000, 0x7FC00000),
-                (0xFFC00015, 0xFFC00015), (0x7F800001, 0x7F800001), (0xFF800001, 0xFF800001),
-                (0x00000001, 0x00000001), (0x80000001, 0), (0x7F7FFFFF, 0x7F7FFFFF)],
-    "float64": [(0, 0), (1 << 63, 0), (0x3FF0000000000000, 0x3FF0000000000000),
-                (0xBFF0000000000000, 0), (0x7FF0000000000000, 0x7FF0000000000000),
-                (0xFFF0000000000000, 0), (0xFFF8000000000000, 0xFFF8000000000000),
-                (0x7FF0000000000001, 0x7FF0000000000001), (0x8000000000000001, 0)],
+    "float16": [
+        (0x0000, 0x0000),
+        (0x8000, 0x0000),
+        (0x3C00, 0x3C00),
+        (0xBC00, 0x0000),
+        (0x7C00, 0x7C00),
+        (0xFC00, 0x0000),
+        (0x7E00, 0x7E00),
+        (0xFE05, 0xFE05),
+        (0x7C01, 0x7C01),
+        (0xFC01, 0xFC01),
+        (0x0001, 0x0001),
+        (0x8001, 0x0000),
+        (0x7BFF, 0x7BFF),
+        (0xFBFF, 0x0000),
+    ],
+    "bfloat16": [
+        (0x0000, 0x0000),
+        (0x8000, 0x0000),
+        (0x3F80, 0x3F80),
+        (0xBF80, 0x0000),
+        (0x7F80, 0x7F80),
+        (0xFF80, 0x0000),
+        (0x7FC0, 0x7FC0),
+        (0xFF81, 0xFF81),
+        (0x0001, 0x0001),
+        (0x8001, 0x0000),
+        (0x7F7F, 0x7F7F),
+        (0xFF7F, 0x0000),
+    ],
+    "float32": [
+        (0x00000000, 0),
+        (0x80000000, 0),
+        (0x3F800000, 0x3F800000),
+        (0xBF800000, 0),
+        (0x7F800000, 0x7F800000),
+        (0xFF800000, 0),
+        (0x7FC00000, 0x7FC00000),
+        (0xFFC00015, 0xFFC00015),
+        (0x7F800001, 0x7F800001),
+        (0xFF800001, 0xFF800001),
+        (0x00000001, 0x00000001),
+        (0x80000001, 0),
+        (0x7F7FFFFF, 0x7F7FFFFF),
+    ],
+    "float64": [
+        (0, 0),
+        (1 << 63, 0),
+        (0x3FF0000000000000, 0x3FF0000000000000),
+        (0xBFF0000000000000, 0),
+        (0x7FF0000000000000, 0x7FF0000000000000),
+        (0xFFF0000000000000, 0),
+        (0xFFF8000000000000, 0xFFF8000000000000),
+        (0x7FF0000000000001, 0x7FF0000000000001),
+        (0x8000000000000001, 0),
+    ],
     "int8": [(0x00, 0), (0x01, 1), (0xFF, 0), (0x7F, 0x7F), (0x80, 0), (0x81, 0)],
     "int16": [(0x0000, 0), (0x0001, 1), (0xFFFF, 0), (0x7FFF, 0x7FFF), (0x8000, 0)],
     "int32": [(0, 0), (1, 1), (0xFFFFFFFF, 0), (0x7FFFFFFF, 0x7FFFFFFF), (0x80000000, 0)],
@@ -58,8 +99,9 @@ def test_both_forms_give_the_hand_written_results(name):
         assert same_bits(oracle(x.astype(t.dtype.newbyteorder("S"))), want)  # either byte order
 
 
-@pytest.mark.parametrize("t", [t for t in RELU_TYPES if t.dtype.itemsize <= 2],
-                         ids=lambda t: t.name)
+@pytest.mark.parametrize(
+    "t", [t for t in RELU_TYPES if t.dtype.itemsize <= 2], ids=lambda t: t.name
+)
 def test_both_forms_agree_on_every_bit_pattern(t):
     x = np.arange(1 << t.width, dtype=np.uint64).astype(t.bits_dtype).view(t.dtype)
     assert same_bits(expected_relu_elementwise(x), expected_relu(x))
@@ -69,8 +111,7 @@ def test_both_forms_agree_on_every_bit_pattern(t):
     assert kept.sum() > (1 << t.width) // 4 and zeroed.sum() > (1 << t.width) // 4
 
 
-@pytest.mark.parametrize("t", [t for t in RELU_TYPES if t.dtype.itemsize > 2],
-                         ids=lambda t: t.name)
+@pytest.mark.parametrize("t", [t for t in RELU_TYPES if t.dtype.itemsize > 2], ids=lambda t: t.name)
 def test_both_forms_agree_on_special_and_random_values_of_wide_types(t):
     x = mixed_values(t.dtype, 20_000, seed=1)
     assert same_bits(expected_relu_elementwise(x), expected_relu(x))
@@ -99,8 +140,16 @@ def test_special_values_cover_every_kind():
         assert any(t.is_signalling_nan(b) for b in nans)
         assert any(not t.is_signalling_nan(b) for b in nans)
         assert any(b & t.sign_mask for b in nans) and any(not b & t.sign_mask for b in nans)
-        for pattern in (0, t.sign_mask, t.exponent_mask, t.sign_mask | t.exponent_mask, 1,
-                        t.sign_mask | 1, t.exponent_mask - 1, t.one):
+        for pattern in (
+            0,
+            t.sign_mask,
+            t.exponent_mask,
+            t.sign_mask | t.exponent_mask,
+            1,
+            t.sign_mask | 1,
+            t.exponent_mask - 1,
+            t.one,
+        ):
             assert pattern in bits, (t.name, hex(pattern))
 
 
@@ -114,13 +163,23 @@ def test_mixed_values_start_with_the_special_values_then_vary():
 
 
 def test_the_version_table():
-    assert [relu_version_at(o) for o in (1, 5, 6, 12, 13, 14, 15, 100)] == [1, 1, 6, 6, 13, 14, 14, 14]
+    assert [relu_version_at(o) for o in (1, 5, 6, 12, 13, 14, 15, 100)] == [
+        1,
+        1,
+        6,
+        6,
+        13,
+        14,
+        14,
+        14,
+    ]
     assert [t.name for t in allowed_at(12)] == ["float16", "float32", "float64"]
     assert len(allowed_at(None)) == len(allowed_at(14)) == 8
 
 
-@pytest.mark.parametrize("module", ["tests.support.dtypes", "tests.support.oracle",
-                                    "tests.support.values"])
+@pytest.mark.parametrize(
+    "module", ["tests.support.dtypes", "tests.support.oracle", "tests.support.values"]
+)
 def test_support_docstring_examples_run(module):
     result = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0 and result.failed == 0

@@ -56,7 +56,11 @@ def test_non_contiguous_out(dtype):
 
 def test_out_of_wrong_shape_is_refused_and_untouched():
     source = np.array([-1.0, 2.0, 3.0], dtype=np.float32)
-    for out in (np.full(4, 7, np.float32), np.full((1, 3), 7, np.float32), np.full((), 7, np.float32)):
+    for out in (
+        np.full(4, 7, np.float32),
+        np.full((1, 3), 7, np.float32),
+        np.full((), 7, np.float32),
+    ):
         with pytest.raises(ValueError, match=r"out has shape .* input has shape \(3,\)"):
             onnx_relu.relu(source, out=out)
         assert (out == 7).all()
@@ -66,7 +70,9 @@ def test_out_of_wrong_shape_is_refused_and_untouched():
 def test_out_of_wrong_dtype_is_refused_and_untouched(out_dtype):
     source = np.array([-1.0, 2.0, 3.0], dtype=np.float32)
     out = np.full(3, 7, dtype=out_dtype)
-    with pytest.raises(UnsupportedTypeError, match=r"out has type .* input has type tensor\(float\)"):
+    with pytest.raises(
+        UnsupportedTypeError, match=r"out has type .* input has type tensor\(float\)"
+    ):
         onnx_relu.relu(source, out=out)
     assert (out == 7).all()
 

@@ -52,7 +52,10 @@ def run_python(code: str, env: dict[str, str] | None = None) -> subprocess.Compl
     full_env.update(env or {})
     return subprocess.run(
         [sys.executable, "-c", textwrap.dedent(code)],
-        capture_output=True, text=True, env=full_env, timeout=300,
+        capture_output=True,
+        text=True,
+        env=full_env,
+        timeout=300,
     )
 
 
@@ -110,8 +113,14 @@ def test_results_are_indistinguishable_from_numpy_allocated_ones(small_cache, ma
     assert type(y) is np.ndarray and y.base is None
     assert y.shape == reference.shape and y.strides == reference.strides
     assert y.dtype == reference.dtype
-    flag_names = ("C_CONTIGUOUS", "F_CONTIGUOUS", "OWNDATA", "WRITEABLE", "ALIGNED",
-                  "WRITEBACKIFCOPY")
+    flag_names = (
+        "C_CONTIGUOUS",
+        "F_CONTIGUOUS",
+        "OWNDATA",
+        "WRITEABLE",
+        "ALIGNED",
+        "WRITEBACKIFCOPY",
+    )
     assert {f: y.flags[f] for f in flag_names} == {f: reference.flags[f] for f in flag_names}
     assert y.flags.owndata and y.flags.writeable and y.flags.aligned
     # C- and F-contiguous inputs get a cached output; other layouts numpy's, laid out by the ufunc
@@ -149,7 +158,7 @@ def test_resize_and_huge_page_alignment(small_cache):
     expected = expected_relu(x)
     y.resize(3 * y.size, refcheck=False)  # through the handler's realloc
     np.testing.assert_array_equal(y[: x.size], expected)
-    assert (y[x.size:] == 0).all()  # numpy zero-fills what resize adds
+    assert (y[x.size :] == 0).all()  # numpy zero-fills what resize adds
     y.resize(100, refcheck=False)
     np.testing.assert_array_equal(y, expected[:100])
 
@@ -376,8 +385,10 @@ def test_allocation_failure_is_numpys_memory_error_and_loses_nothing():
     )
     assert result.returncode == 0, result.stderr
     if result.stdout.startswith("RLIMIT_AS not enforced here"):
-        pytest.skip("RLIMIT_AS is not enforced here (an emulator such as qemu-user does not): "
-                    "no allocation can be made to fail")
+        pytest.skip(
+            "RLIMIT_AS is not enforced here (an emulator such as qemu-user does not): "
+            "no allocation can be made to fail"
+        )
     assert result.stdout.split() == ["MemoryError", "1", "0", "True", "True"]
 
 
@@ -385,8 +396,11 @@ def test_allocation_failure_is_numpys_memory_error_and_loses_nothing():
 @pytest.mark.parametrize("name", ["max_bytes", "min_bytes"])
 def test_limits_beyond_sys_maxsize_are_a_value_error_naming_the_range(name, size):
     before = cache_info()
-    with pytest.raises(ValueError, match=rf"^{name} must be <= {sys.maxsize} bytes, got {size};"
-                       rf" allowed: 0\.\.{sys.maxsize} \(sys\.maxsize, which as a cap means no limit\)$"):
+    with pytest.raises(
+        ValueError,
+        match=rf"^{name} must be <= {sys.maxsize} bytes, got {size};"
+        rf" allowed: 0\.\.{sys.maxsize} \(sys\.maxsize, which as a cap means no limit\)$",
+    ):
         set_cache_limits(**{name: size})
     after = cache_info()
     assert (after["max_bytes"], after["min_bytes"]) == (before["max_bytes"], before["min_bytes"])

@@ -15,15 +15,18 @@ README = REPOSITORY / "README.md"
 
 
 def run_python(*args, **kwargs):
-    return subprocess.run([sys.executable, *args], capture_output=True, text=True, timeout=120,
-                          **kwargs)
+    return subprocess.run(
+        [sys.executable, *args], capture_output=True, text=True, timeout=120, **kwargs
+    )
 
 
 def test_import_does_not_pull_heavy_packages():
-    code = ("import sys, onnx_relu; "
-            "heavy = {'onnx', 'onnxruntime', 'dask', 'distributed', 'zarr', 'torch', "
-            "'matplotlib', 'tqdm', 'hypothesis', 'pytest'}; "
-            "print(sorted(m for m in sys.modules if m.split('.')[0] in heavy))")
+    code = (
+        "import sys, onnx_relu; "
+        "heavy = {'onnx', 'onnxruntime', 'dask', 'distributed', 'zarr', 'torch', "
+        "'matplotlib', 'tqdm', 'hypothesis', 'pytest'}; "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in heavy))"
+    )
     result = run_python("-c", code)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "[]"
@@ -71,10 +74,14 @@ DOCUMENTS = [README] + sorted(
 @pytest.mark.parametrize("path", DOCUMENTS, ids=lambda path: path.name)
 def test_readme_and_docs_examples_run(path):
     if "import dask" in path.read_text("utf-8") and importlib.util.find_spec("dask") is None:
-        pytest.skip(f"{path.name}'s examples use dask,"
-                    " not installed (no wheel for this Python yet)")
-    failures, attempted = doctest.testfile(str(path), module_relative=False,
-                                           optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+        pytest.skip(
+            f"{path.name}'s examples use dask, not installed (no wheel for this Python yet)"
+        )
+    failures, attempted = doctest.testfile(
+        str(path),
+        module_relative=False,
+        optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE,
+    )
     assert attempted > 0 and failures == 0
 
 
@@ -88,7 +95,6 @@ def test_the_examples_moved_to_the_docs_are_all_found():
         total += len(parser.get_examples(path.read_text("utf-8")))
     assert {"README.md", "getting-started.md", "files-and-dask.md"} <= {p.name for p in DOCUMENTS}
     assert total >= 37
-
 
 
 def test_the_version_is_written_once():

@@ -38,8 +38,9 @@ def test_matches_oracle(dtype):
         source = build(dtype, drawn)
         before = source.copy()
         assert_relu_exact(onnx_relu.relu(source), source)
-        np.testing.assert_array_equal(source.view(f"u{dtype.itemsize}"),
-                                      before.view(f"u{dtype.itemsize}"))
+        np.testing.assert_array_equal(
+            source.view(f"u{dtype.itemsize}"), before.view(f"u{dtype.itemsize}")
+        )
 
     check()
 

@@ -1,4 +1,5 @@
-"""The specification's nine examples: reproduced exactly, and the demo shows them as the spec does."""
+"""The specification's nine examples: reproduced exactly, and the demo shows them as the spec
+does."""
 
 import re
 from pathlib import Path
@@ -12,8 +13,14 @@ from onnx_relu.examples import bits_equal, load_spec_examples
 
 EXAMPLES = load_spec_examples()
 SPEC_NAMES = [
-    "test_cc_relu", "test_cc_relu_bfloat16", "test_cc_relu_double", "test_cc_relu_example",
-    "test_cc_relu_float16", "test_cc_relu_int16", "test_cc_relu_int32", "test_cc_relu_int64",
+    "test_cc_relu",
+    "test_cc_relu_bfloat16",
+    "test_cc_relu_double",
+    "test_cc_relu_example",
+    "test_cc_relu_float16",
+    "test_cc_relu_int16",
+    "test_cc_relu_int32",
+    "test_cc_relu_int64",
     "test_cc_relu_int8",
 ]
 

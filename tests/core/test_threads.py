@@ -39,7 +39,11 @@ TYPES = TYPE_NAMES
 SIZES = [0, 1, 2, 3, 7, 31, 32, 33, 63, 64, 65, 127, 129, 255, 256, 1000, 4097, 40_000]
 
 # The streaming-store levels of the architecture the kernel was built for, lowest first.
-ALL_ISAS = ["none", "stnp"] if platform.machine() in {"aarch64", "arm64"} else ["none", "sse2", "avx2", "avx512"]
+ALL_ISAS = (
+    ["none", "stnp"]
+    if platform.machine() in {"aarch64", "arm64"}
+    else ["none", "sse2", "avx2", "avx512"]
+)
 ISAS = ALL_ISAS[1 : ALL_ISAS.index(kernel_tuning()["best_nt_isa"]) + 1]
 NEVER = 1 << 62
 
@@ -384,11 +388,22 @@ def test_bad_environment_variable_is_an_error_under_warnings_as_errors():
 
 @pytest.mark.parametrize(
     ("variable", "setting", "value", "expected"),
-    [("ONNX_RELU_NT_THRESHOLD", "nt_threshold", value, expected)
-     for value, expected in [("4194304", 4194304), ("4M", 4 << 20), ("64MiB", 64 << 20),
-                             ("512k", 512 << 10), ("1G", 1 << 30), ("never", 1 << 62), ("0", 0)]]
-    + [("ONNX_RELU_PARALLEL_THRESHOLD", "parallel_threshold", value, expected)
-       for value, expected in [("8M", 8 << 20), ("0", 0), ("never", 1 << 62)]],
+    [
+        ("ONNX_RELU_NT_THRESHOLD", "nt_threshold", value, expected)
+        for value, expected in [
+            ("4194304", 4194304),
+            ("4M", 4 << 20),
+            ("64MiB", 64 << 20),
+            ("512k", 512 << 10),
+            ("1G", 1 << 30),
+            ("never", 1 << 62),
+            ("0", 0),
+        ]
+    ]
+    + [
+        ("ONNX_RELU_PARALLEL_THRESHOLD", "parallel_threshold", value, expected)
+        for value, expected in [("8M", 8 << 20), ("0", 0), ("never", 1 << 62)]
+    ],
 )
 def test_threshold_environment_variables(variable, setting, value, expected):
     result = run_python(

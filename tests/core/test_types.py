@@ -21,7 +21,10 @@ def test_every_type_at_every_opset_boundary(rtype, opset):
     assert relu_version(opset) == version
     source = np.array([-2, 0, 3], dtype=rtype.dtype)
     if rtype.allowed_by(version):
-        assert onnx_relu.relu(source, opset=opset).tolist() == np.array([0, 0, 3], rtype.dtype).tolist()
+        assert (
+            onnx_relu.relu(source, opset=opset).tolist()
+            == np.array([0, 0, 3], rtype.dtype).tolist()
+        )
     else:
         before = source.copy()
         with pytest.raises(UnsupportedTypeError) as info:
@@ -57,8 +60,11 @@ def test_refusal_suggests_an_exact_conversion():
 
 
 @pytest.mark.parametrize("casting", ["no", "equiv", "safe", "same_kind", "unsafe"])
-@pytest.mark.parametrize("dtype", [np.uint8, np.bool_, np.uint64, np.complex64, np.float32],
-                         ids=lambda t: np.dtype(t).name)
+@pytest.mark.parametrize(
+    "dtype",
+    [np.uint8, np.bool_, np.uint64, np.complex64, np.float32],
+    ids=lambda t: np.dtype(t).name,
+)
 def test_the_ufunc_itself_never_casts(dtype, casting):
     source = np.zeros(3, dtype=dtype)
     if dtype is np.float32:  # control: an allowed type passes under every rule

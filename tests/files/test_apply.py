@@ -28,12 +28,20 @@ def test_many_windows_every_type(tmp_path, type_name, in_place):
     chunk_bytes = 96 * x.dtype.itemsize + 3  # 96 elements a window; 1001 leaves 41 at the end
     seen = []
     if in_place:
-        relu_file(tmp_path / "x.npy", in_place=True, chunk_bytes=chunk_bytes,
-                  progress=lambda done, total: seen.append((done, total)))
+        relu_file(
+            tmp_path / "x.npy",
+            in_place=True,
+            chunk_bytes=chunk_bytes,
+            progress=lambda done, total: seen.append((done, total)),
+        )
         result = read_tensor(tmp_path / "x.npy")
     else:
-        relu_file(tmp_path / "x.npy", tmp_path / "y.npy", chunk_bytes=chunk_bytes,
-                  progress=lambda done, total: seen.append((done, total)))
+        relu_file(
+            tmp_path / "x.npy",
+            tmp_path / "y.npy",
+            chunk_bytes=chunk_bytes,
+            progress=lambda done, total: seen.append((done, total)),
+        )
         result = read_tensor(tmp_path / "y.npy")
         assert same_bits(read_tensor(tmp_path / "x.npy"), x)
     assert same_bits(result, expected_relu(x))
@@ -127,6 +135,7 @@ def test_apply_opens_and_parses_in_once(tmp_path, out_name):
         "status = main(['apply', '-q', 'x.npy', sys.argv[1]])\n"
         "print(len(opens), status, file=sys.stderr)\n"
     )
-    done = subprocess.run([sys.executable, "-c", script, out_name], cwd=tmp_path,
-                          capture_output=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", script, out_name], cwd=tmp_path, capture_output=True, timeout=120
+    )
     assert done.stderr.decode().split() == ["1", "0"], done.stderr

@@ -67,30 +67,45 @@ BAD_NPY = {
     # truncated anywhere
     "truncated-in-magic": (GOOD_NPY[:4], "does not start with the .npy magic string"),
     "truncated-in-header": (GOOD_NPY[:40], "is truncated inside its .npy header"),
-    "truncated-in-data": (GOOD_NPY[:-1], "is truncated: its header promises 96 bytes of data"
-                          " (shape (4, 6), float32) but only 95 follow"),
-    "header-claims-more-data": (npy_header("<f4", (1000,)) + bytes(16),
-                                "promises 4000 bytes of data (shape (1000,), float32) but only"
-                                " 16 follow"),
+    "truncated-in-data": (
+        GOOD_NPY[:-1],
+        "is truncated: its header promises 96 bytes of data"
+        " (shape (4, 6), float32) but only 95 follow",
+    ),
+    "header-claims-more-data": (
+        npy_header("<f4", (1000,)) + bytes(16),
+        "promises 4000 bytes of data (shape (1000,), float32) but only 16 follow",
+    ),
     # corrupt
     "not-npy": (b"PK\x03\x04" + bytes(60), "does not start with the .npy magic string"),
     "a-pb-file": (GOOD_PB, "does not start with the .npy magic string"),
     "unknown-version": (b"\x93NUMPY\x09\x00" + GOOD_NPY[8:], "format version 9.0"),
-    "header-too-long": (npy_with_header_text(b" " * 64, version=2)[:8] + struct.pack("<I", 10**6),
-                        "the .npy header is 1000000 bytes long"),
+    "header-too-long": (
+        npy_with_header_text(b" " * 64, version=2)[:8] + struct.pack("<I", 10**6),
+        "the .npy header is 1000000 bytes long",
+    ),
     "header-not-python": (npy_with_header_text(b"{{{{ \n"), "the .npy header is not readable"),
-    "header-not-a-dict": (npy_with_header_text(b"[1, 2]\n"), "must be a dict with exactly the keys"),
+    "header-not-a-dict": (
+        npy_with_header_text(b"[1, 2]\n"),
+        "must be a dict with exactly the keys",
+    ),
     "negative-extent": (npy_header("<f4", (-3,)), "shape (-3,) is not a tuple of integers >= 0"),
     "unknown-descr": (npy_header("<q9", (1,)) + bytes(8), "names no valid dtype ('<q9'"),
     "malformed-descr": (npy_header(",i2", (1,)) + bytes(2), "names no valid dtype (',i2'"),
-    "fortran-order-not-bool": (npy_header("<f4", (1,), fortran_order=1) + bytes(4),
-                               "fortran_order is not a bool"),
+    "fortran-order-not-bool": (
+        npy_header("<f4", (1,), fortran_order=1) + bytes(4),
+        "fortran_order is not a bool",
+    ),
     # shapes no array can have
     "element-count-overflow": (npy_header("<f4", (2**62, 4)), "the element count overflows"),
-    "element-count-overflow-empty": (npy_header("<f4", (2**63, 2**63, 0)),
-                                     "the element count overflows"),
-    "too-many-dimensions": (npy_header("<f4", (1,) * 65) + bytes(4),
-                            "has 65 dimensions; numpy arrays have at most 64"),
+    "element-count-overflow-empty": (
+        npy_header("<f4", (2**63, 2**63, 0)),
+        "the element count overflows",
+    ),
+    "too-many-dimensions": (
+        npy_header("<f4", (1,) * 65) + bytes(4),
+        "has 65 dimensions; numpy arrays have at most 64",
+    ),
     "subarray-dtype": (npy_header(("<f4", (2,)), (3,)) + bytes(24), "is a subarray type"),
 }
 
@@ -103,9 +118,11 @@ def model_bytes() -> bytes:
     from onnx import helper
 
     graph = helper.make_graph(
-        [helper.make_node("Relu", ["x"], ["y"])], "g",
+        [helper.make_node("Relu", ["x"], ["y"])],
+        "g",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])],
+    )
     return helper.make_model(graph).SerializeToString()
 
 
@@ -117,29 +134,48 @@ BAD_PB = {
     "an-npy-file": (GOOD_NPY, "is not a valid ONNX TensorProto"),
     "a-model-file": (model_bytes(), "names no element type (is it a model"),
     "no-data-type": (pb_bytes(dims=[3], raw_data=bytes(12)), "names no element type"),
-    "unknown-data-type": (pb_bytes(data_type=99, dims=[1], raw_data=bytes(4)),
-                          "the TensorProto's data cannot be decoded (KeyError"),
-    "raw-data-too-short": (pb_bytes(data_type=TensorProto.FLOAT, dims=[4], raw_data=bytes(8)),
-                           "the TensorProto's data cannot be decoded"),
-    "typed-data-too-short": (pb_bytes(data_type=TensorProto.FLOAT, dims=[4], float_data=[1.0]),
-                             "the TensorProto's data cannot be decoded"),
-    "negative-extent": (pb_bytes(data_type=TensorProto.FLOAT, dims=[-4]),
-                        "dims [-4] include a negative extent"),
-    "element-count-overflow": (pb_bytes(data_type=TensorProto.FLOAT, dims=[2**62, 4]),
-                               "the TensorProto's data cannot be decoded"),
-    "segment": (pb_bytes(data_type=TensorProto.FLOAT, dims=[2], raw_data=bytes(8),
-                         segment=TensorProto.Segment(begin=0, end=1)),
-                "the TensorProto's data cannot be decoded"),
+    "unknown-data-type": (
+        pb_bytes(data_type=99, dims=[1], raw_data=bytes(4)),
+        "the TensorProto's data cannot be decoded (KeyError",
+    ),
+    "raw-data-too-short": (
+        pb_bytes(data_type=TensorProto.FLOAT, dims=[4], raw_data=bytes(8)),
+        "the TensorProto's data cannot be decoded",
+    ),
+    "typed-data-too-short": (
+        pb_bytes(data_type=TensorProto.FLOAT, dims=[4], float_data=[1.0]),
+        "the TensorProto's data cannot be decoded",
+    ),
+    "negative-extent": (
+        pb_bytes(data_type=TensorProto.FLOAT, dims=[-4]),
+        "dims [-4] include a negative extent",
+    ),
+    "element-count-overflow": (
+        pb_bytes(data_type=TensorProto.FLOAT, dims=[2**62, 4]),
+        "the TensorProto's data cannot be decoded",
+    ),
+    "segment": (
+        pb_bytes(
+            data_type=TensorProto.FLOAT,
+            dims=[2],
+            raw_data=bytes(8),
+            segment=TensorProto.Segment(begin=0, end=1),
+        ),
+        "the TensorProto's data cannot be decoded",
+    ),
     # values a narrow type cannot hold, in int32_data (onnx's decoder casts them unchecked)
     "int8-int32-data-out-of-range": (
         pb_bytes(data_type=TensorProto.INT8, dims=[2], int32_data=[300, -129]),
-        "int32_data holds 300, which is outside the range of int8 (-128..127)"),
+        "int32_data holds 300, which is outside the range of int8 (-128..127)",
+    ),
     "int16-int32-data-out-of-range": (
         pb_bytes(data_type=TensorProto.INT16, dims=[2], int32_data=[1, -40000]),
-        "int32_data holds -40000, which is outside the range of int16 (-32768..32767)"),
+        "int32_data holds -40000, which is outside the range of int16 (-32768..32767)",
+    ),
     "float16-int32-data-bits-out-of-range": (
         pb_bytes(data_type=TensorProto.FLOAT16, dims=[1], int32_data=[70000]),
-        "int32_data holds 70000, which is outside the range of float16 (0..65535, its bits"),
+        "int32_data holds 70000, which is outside the range of float16 (0..65535, its bits",
+    ),
 }
 
 BAD_FILES = [("npy", name, *case) for name, case in BAD_NPY.items()] + [
@@ -173,8 +209,10 @@ def test_bad_tensor_file_is_refused_by_apply(tmp_path, suffix, name, content, me
 
 @pytest.mark.parametrize(
     "text",
-    [b"{'\\descr': '<f4', 'fortran_order': False, 'shape': (1,), }\n",
-     b"{'descr': '<f4', 'fortran_order': False, 'shape': (1,)if 1else 2, }\n"],
+    [
+        b"{'\\descr': '<f4', 'fortran_order': False, 'shape': (1,), }\n",
+        b"{'descr': '<f4', 'fortran_order': False, 'shape': (1,)if 1else 2, }\n",
+    ],
     ids=["invalid-escape", "number-run-into-a-name"],
 )
 def test_npy_header_that_pythons_parser_warns_about_is_refused(tmp_path, text):
@@ -273,8 +311,9 @@ def test_pb_external_data_outside_its_folder_is_refused(tmp_path, location, mess
     folder = tmp_path / "tensors"
     (folder / "sub").mkdir(parents=True)
     (tmp_path / "outside.bin").write_bytes(bytes(8))
-    tensor = TensorProto(name="x", data_type=TensorProto.FLOAT, dims=[2],
-                         data_location=TensorProto.EXTERNAL)
+    tensor = TensorProto(
+        name="x", data_type=TensorProto.FLOAT, dims=[2], data_location=TensorProto.EXTERNAL
+    )
     tensor.external_data.add(key="location", value=location)
     path = folder / "x.pb"
     path.write_bytes(tensor.SerializeToString())
@@ -326,7 +365,9 @@ SYSFS = Path("/sys/kernel")
 PROC_SELF = Path("/proc/self")
 
 
-@pytest.mark.skipif(not (SYSFS.is_dir() and PROC_SELF.is_dir()), reason="needs Linux /sys and /proc")
+@pytest.mark.skipif(
+    not (SYSFS.is_dir() and PROC_SELF.is_dir()), reason="needs Linux /sys and /proc"
+)
 def test_out_where_even_root_may_not_write(tmp_path, good_input):
     """Folder permissions do not bind root (CI runs as root), but sysfs refuses to create
     regular files for everyone (EACCES; EROFS where /sys is mounted read-only), and procfs
@@ -339,8 +380,10 @@ def test_out_where_even_root_may_not_write(tmp_path, good_input):
     if os.access(SYSFS, os.W_OK):
         # As root the folder passes the command's checks; the OS refuses when OUT is created.
         line = assert_cli_error(done, 1, "OUT left unchanged")
-        assert any(text in line for text in ("Permission denied", "Operation not permitted",
-                                             "Read-only file system"))
+        assert any(
+            text in line
+            for text in ("Permission denied", "Operation not permitted", "Read-only file system")
+        )
     else:  # other users are stopped by the check before any work
         assert_cli_error(done, 2, "the folder '/sys/kernel' is not writable")
     # The folder is reported not writable before any work starts.
@@ -376,7 +419,10 @@ def test_full_disk_write_tensor_leaves_out_unchanged(tmp_path, suffix):
     before = folder_state(tmp_path)
     done = subprocess.run(
         [sys.executable, "-c", WRITE_TENSOR_SCRIPT, tmp_path / "in.npy", out],
-        capture_output=True, text=True, timeout=120, preexec_fn=file_size_limit(FILE_SIZE_LIMIT),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        preexec_fn=file_size_limit(FILE_SIZE_LIMIT),
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.split(maxsplit=2)[:2] == ["OSError", str(errno.EFBIG)], done.stdout
@@ -389,15 +435,21 @@ def test_full_disk_apply_exits_1_and_leaves_out_unchanged(tmp_path, suffix):
     write_tensor(tmp_path / "in.npy", BIG)
     (tmp_path / f"out.{suffix}").write_bytes(PREVIOUS_OUT)
     before = folder_state(tmp_path)
-    done = run_cli("apply", "in.npy", f"out.{suffix}", cwd=tmp_path,
-                   preexec_fn=file_size_limit(FILE_SIZE_LIMIT))
+    done = run_cli(
+        "apply",
+        "in.npy",
+        f"out.{suffix}",
+        cwd=tmp_path,
+        preexec_fn=file_size_limit(FILE_SIZE_LIMIT),
+    )
     line = assert_cli_error(done, 1, "File too large")
     assert line.endswith("; OUT left unchanged")
     assert folder_state(tmp_path) == before
     # the same command without the limit succeeds: the limit was the only problem
     assert run_cli("apply", "in.npy", f"out.{suffix}", cwd=tmp_path).returncode == 0
-    assert np.array_equal(as_bits(read_tensor(tmp_path / f"out.{suffix}")),
-                          as_bits(expected_relu(BIG)))
+    assert np.array_equal(
+        as_bits(read_tensor(tmp_path / f"out.{suffix}")), as_bits(expected_relu(BIG))
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -432,16 +484,21 @@ def test_interrupted_in_place_apply_says_so_and_a_rerun_completes_it(tmp_path, s
     write_tensor(path, BIG)
     original = path.read_bytes()
     data_offset = len(original) - BIG.nbytes
-    done = run_cli(int(signum), "apply", "--in-place", path,  # int: "15", not "Signals.SIGTERM"
-                   command=(sys.executable, "-c", INTERRUPT_AFTER_FIRST_WINDOW))
+    done = run_cli(
+        int(signum),
+        "apply",
+        "--in-place",
+        path,  # int: "15", not "Signals.SIGTERM"
+        command=(sys.executable, "-c", INTERRUPT_AFTER_FIRST_WINDOW),
+    )
     name = signal.Signals(signum).name
     line = f"interrupted by {name}; IN may be partly rewritten; run the same command again"
     assert done.returncode == 128 + signum and line in done.stderr, done.stderr
     assert "Traceback" not in done.stderr
     partial = path.read_bytes()
     assert partial[:data_offset] == original[:data_offset]  # the header is intact
-    want = npy_bytes(expected_relu(BIG))[-BIG.nbytes:]
-    assert partial[data_offset:data_offset + 4096] == want[:4096]  # first window rewritten
+    want = npy_bytes(expected_relu(BIG))[-BIG.nbytes :]
+    assert partial[data_offset : data_offset + 4096] == want[:4096]  # first window rewritten
     assert partial[-4096:] == original[-4096:]  # stopped long before the end
     assert sorted(os.listdir(tmp_path)) == ["x.npy"]
     assert run_cli("apply", "--in-place", path).returncode == 0  # Relu is idempotent

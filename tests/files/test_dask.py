@@ -12,8 +12,9 @@ import pytest
 
 # Dask, distributed and Zarr are the `dask` extra; a Python without their wheels skips this file.
 for _module in ("dask", "distributed", "zarr"):
-    pytest.importorskip(_module,
-                        reason=f"{_module} is not installed (no wheel for this Python yet)")
+    pytest.importorskip(
+        _module, reason=f"{_module} is not installed (no wheel for this Python yet)"
+    )
 
 import dask  # noqa: E402
 import dask.array as da  # noqa: E402
@@ -62,15 +63,25 @@ def test_relu_of_a_dask_array_is_lazy_with_same_chunks_and_dtype(type_name):
 
 
 REFUSED = [
-    ("int8", 13), ("int16", 13), ("int32", 6), ("int64", 1), ("bfloat16", 12),
-    ("uint8", None), ("bool", None), ("uint64", None), ("complex64", None), ("float8", None),
+    ("int8", 13),
+    ("int16", 13),
+    ("int32", 6),
+    ("int64", 1),
+    ("bfloat16", 12),
+    ("uint8", None),
+    ("bool", None),
+    ("uint64", None),
+    ("complex64", None),
+    ("float8", None),
 ]
 
 
 @pytest.mark.parametrize(("type_name", "opset"), REFUSED)
 def test_refused_types_fail_before_any_task_runs(type_name, opset):
-    dtype = relu_type(type_name).dtype if type_name in TYPE_NAMES else np.dtype(
-        ml_dtypes.float8_e4m3fn if type_name == "float8" else type_name
+    dtype = (
+        relu_type(type_name).dtype
+        if type_name in TYPE_NAMES
+        else np.dtype(ml_dtypes.float8_e4m3fn if type_name == "float8" else type_name)
     )
     produced, source = tasks_counter()
     x = da.zeros((6, 6), dtype=dtype, chunks=3).map_blocks(source, dtype=dtype)
@@ -159,8 +170,10 @@ def test_cluster_processes_an_array_four_times_a_workers_memory(cluster_client):
     assert set(cluster_client.scheduler_info()["workers"]) == workers_before  # none restarted
     peaks = cluster_client.run(peak_rss_bytes)
     assert all(peak < WORKER_MEMORY for peak in peaks.values()), peaks
-    print(f"\n1 GiB float32 relu + check on 2 workers: {seconds:.2f} s; worker peak RSS "
-          + ", ".join(f"{peak >> 20} MiB" for peak in peaks.values()))
+    print(
+        f"\n1 GiB float32 relu + check on 2 workers: {seconds:.2f} s; worker peak RSS "
+        + ", ".join(f"{peak >> 20} MiB" for peak in peaks.values())
+    )
 
 
 # --- Zarr stores ---------------------------------------------------------------------------
@@ -168,7 +181,11 @@ def test_cluster_processes_an_array_four_times_a_workers_memory(cluster_client):
 
 def make_store(path: Path, values: np.ndarray, chunks, zarr_format: int = 3):
     store = zarr.create_array(
-        path, shape=values.shape, chunks=chunks, dtype=values.dtype, zarr_format=zarr_format,
+        path,
+        shape=values.shape,
+        chunks=chunks,
+        dtype=values.dtype,
+        zarr_format=zarr_format,
         attributes={"units": "volts"},
     )
     store[...] = values
@@ -208,8 +225,9 @@ def test_cli_on_an_existing_scheduler(cluster_client, tmp_path):
     values = mixed_values(np.float16, 500).reshape(20, 25)
     make_store(tmp_path / "in.zarr", values, chunks=(7, 7))
     address = cluster_client.scheduler.address
-    done = run_cli("apply", "in.zarr", "out.zarr", "--dask", "--scheduler", address, cwd=tmp_path,
-                   timeout=300)
+    done = run_cli(
+        "apply", "in.zarr", "out.zarr", "--dask", "--scheduler", address, cwd=tmp_path, timeout=300
+    )
     assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
     assert same_bits(zarr.open_array(tmp_path / "out.zarr", mode="r")[...], expected_relu(values))
 
@@ -217,8 +235,9 @@ def test_cli_on_an_existing_scheduler(cluster_client, tmp_path):
 def test_cli_on_its_own_local_cluster(tmp_path):
     values = mixed_values(np.int64, 300).reshape(3, 100)
     make_store(tmp_path / "in.zarr", values, chunks=(2, 40))
-    done = run_cli("apply", "--opset", 14, tmp_path / "in.zarr", tmp_path / "out.zarr", "--dask",
-                   timeout=300)
+    done = run_cli(
+        "apply", "--opset", 14, tmp_path / "in.zarr", tmp_path / "out.zarr", "--dask", timeout=300
+    )
     assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
     assert same_bits(zarr.open_array(tmp_path / "out.zarr", mode="r")[...], expected_relu(values))
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.zarr", "out.zarr"]

@@ -20,8 +20,9 @@ import pytest
 
 # Dask, distributed and Zarr are the `dask` extra; a Python without their wheels skips this file.
 for _module in ("dask", "distributed", "zarr"):
-    pytest.importorskip(_module,
-                        reason=f"{_module} is not installed (no wheel for this Python yet)")
+    pytest.importorskip(
+        _module, reason=f"{_module} is not installed (no wheel for this Python yet)"
+    )
 
 import dask  # noqa: E402
 import zarr  # noqa: E402
@@ -37,8 +38,9 @@ OLD_OUT = np.full(3, 7, np.int8)
 
 
 def make_store(path: Path, values: np.ndarray, chunks) -> None:
-    store = zarr.create_array(path, shape=values.shape, dtype=values.dtype, chunks=chunks,
-                              compressors=None)
+    store = zarr.create_array(
+        path, shape=values.shape, dtype=values.dtype, chunks=chunks, compressors=None
+    )
     store[...] = values
 
 
@@ -59,8 +61,14 @@ def paused_client():
     }
     with (
         dask.config.set(settings),
-        LocalCluster(n_workers=1, threads_per_worker=1, processes=True, memory_limit=40 << 20,
-                     dashboard_address="127.0.0.1:0", silence_logs=logging.ERROR) as cluster,
+        LocalCluster(
+            n_workers=1,
+            threads_per_worker=1,
+            processes=True,
+            memory_limit=40 << 20,
+            dashboard_address="127.0.0.1:0",
+            silence_logs=logging.ERROR,
+        ) as cluster,
         Client(cluster) as client,
     ):
         deadline = time.monotonic() + 30
@@ -79,10 +87,14 @@ def test_paused_workers_are_reported_after_the_stall_timeout(paused_client, tmp_
     make_store(tmp_path / "out.zarr", OLD_OUT, chunks=(3,))
     before = folder_state(tmp_path)
     started = time.monotonic()
-    with pytest.raises(TimeoutError, match=r"no block of the Dask job completed for 2 s \(0 of 4"
-                       r" done\): 1 of 1 workers are paused because their memory use passed"):
-        relu_zarr(tmp_path / "in.zarr", tmp_path / "out.zarr", client=paused_client,
-                  stall_timeout=2)
+    with pytest.raises(
+        TimeoutError,
+        match=r"no block of the Dask job completed for 2 s \(0 of 4"
+        r" done\): 1 of 1 workers are paused because their memory use passed",
+    ):
+        relu_zarr(
+            tmp_path / "in.zarr", tmp_path / "out.zarr", client=paused_client, stall_timeout=2
+        )
     assert time.monotonic() - started < 60
     assert folder_state(tmp_path) == before  # OUT as it was, no temporary store
 
@@ -90,8 +102,18 @@ def test_paused_workers_are_reported_after_the_stall_timeout(paused_client, tmp_
 def test_apply_dask_on_paused_workers_exits_1_with_one_line(paused_client, tmp_path):
     make_store(tmp_path / "in.zarr", _values(4096), chunks=(1024,))
     before = folder_state(tmp_path)
-    done = run_cli("apply", "in.zarr", "out.zarr", "--dask", "--stall-timeout", "2",
-                   "--scheduler", paused_client.scheduler.address, cwd=tmp_path, timeout=120)
+    done = run_cli(
+        "apply",
+        "in.zarr",
+        "out.zarr",
+        "--dask",
+        "--stall-timeout",
+        "2",
+        "--scheduler",
+        paused_client.scheduler.address,
+        cwd=tmp_path,
+        timeout=120,
+    )
     assert_cli_error(done, 1, "workers are paused because their memory use passed")
     assert "OUT left unchanged" in done.stderr
     assert folder_state(tmp_path) == before
@@ -110,8 +132,13 @@ def test_stall_timeout_must_be_positive(tmp_path):
 @pytest.fixture(scope="module")
 def client():
     with (
-        LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                     dashboard_address="127.0.0.1:0", silence_logs=logging.ERROR) as cluster,
+        LocalCluster(
+            n_workers=2,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address="127.0.0.1:0",
+            silence_logs=logging.ERROR,
+        ) as cluster,
         Client(cluster) as client,
     ):
         yield client
@@ -144,8 +171,16 @@ def test_apply_dask_names_the_truncated_chunk_on_one_line(client, tmp_path):
     make_store(tmp_path / "in.zarr", _values(8 * 4096).reshape(8, 4096), chunks=(2, 4096))
     _truncate_chunk(tmp_path / "in.zarr", "2/0")  # zarr 3 chunk files: c/<row>/<column>
     before = folder_state(tmp_path)
-    done = run_cli("apply", "in.zarr", "out.zarr", "--dask", "--scheduler",
-                   client.scheduler.address, cwd=tmp_path, timeout=120)
+    done = run_cli(
+        "apply",
+        "in.zarr",
+        "out.zarr",
+        "--dask",
+        "--scheduler",
+        client.scheduler.address,
+        cwd=tmp_path,
+        timeout=120,
+    )
     assert_cli_error(done, 2, "block (2, 0) (elements [4:6, 0:4096]) of the Zarr store")
     assert done.stderr.count("\n") == 1, done.stderr
     assert folder_state(tmp_path) == before
@@ -158,8 +193,11 @@ def test_ctrl_c_during_apply_dask_leaves_no_temporary_store(client, tmp_path):
     make_store(tmp_path / "in.zarr", _values(800 * 4096), chunks=(4096,))
     before = folder_state(tmp_path)
     command = subprocess.Popen(
-        [SCRIPT, "apply", "in.zarr", "out.zarr", "--dask", "--scheduler",
-         client.scheduler.address], cwd=tmp_path, stderr=subprocess.PIPE, text=True)
+        [SCRIPT, "apply", "in.zarr", "out.zarr", "--dask", "--scheduler", client.scheduler.address],
+        cwd=tmp_path,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         deadline = time.monotonic() + 60
         while not any(tmp_path.glob(f".out.zarr.*{TEMP_SUFFIX}/c/*")):
@@ -238,8 +276,13 @@ def test_one_sync_per_store_not_one_fsync_per_chunk(tmp_path, monkeypatch):
     values = _values(200 * 256)
     make_store(tmp_path / "in.zarr", values, chunks=(256,))
     with (
-        LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
-                     dashboard_address="127.0.0.1:0", silence_logs=logging.ERROR) as cluster,
+        LocalCluster(
+            n_workers=2,
+            threads_per_worker=1,
+            processes=False,
+            dashboard_address="127.0.0.1:0",
+            silence_logs=logging.ERROR,
+        ) as cluster,
         Client(cluster) as local,
     ):
         relu_zarr(tmp_path / "in.zarr", tmp_path / "out.zarr", client=local)
@@ -259,7 +302,9 @@ def test_losing_the_scheduler_is_one_line_and_leaves_no_temporary_store(tmp_path
     before = folder_state(tmp_path)
     scheduler = subprocess.Popen(
         [tools / "dask", "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard"],
-        stderr=subprocess.PIPE, text=True)
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     worker = command = drain = None
     try:
         address = None
@@ -271,11 +316,24 @@ def test_losing_the_scheduler_is_one_line_and_leaves_no_temporary_store(tmp_path
         drain = threading.Thread(target=scheduler.stderr.read, daemon=True)  # its log: no
         drain.start()  # full pipe may block it
         worker = subprocess.Popen(
-            [tools / "dask", "worker", address, "--nworkers", "1", "--nthreads", "1",
-             "--no-dashboard"], stderr=subprocess.DEVNULL)
-        command = subprocess.Popen([SCRIPT, "apply", "in.zarr", "out.zarr", "--dask",
-                                    "--scheduler", address],
-                                   cwd=tmp_path, stderr=subprocess.PIPE, text=True)
+            [
+                tools / "dask",
+                "worker",
+                address,
+                "--nworkers",
+                "1",
+                "--nthreads",
+                "1",
+                "--no-dashboard",
+            ],
+            stderr=subprocess.DEVNULL,
+        )
+        command = subprocess.Popen(
+            [SCRIPT, "apply", "in.zarr", "out.zarr", "--dask", "--scheduler", address],
+            cwd=tmp_path,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         deadline = time.monotonic() + 120
         while not any(tmp_path.glob(f".out.zarr.*{TEMP_SUFFIX}/c/*")):
             assert command.poll() is None and time.monotonic() < deadline, "no chunk written"

@@ -34,8 +34,9 @@ WRITE_DELAY_S = 0.03
 
 
 def make_store(path: Path, values: np.ndarray, chunks) -> None:
-    store = zarr.create_array(path, shape=values.shape, dtype=values.dtype, chunks=chunks,
-                              compressors=None)
+    store = zarr.create_array(
+        path, shape=values.shape, dtype=values.dtype, chunks=chunks, compressors=None
+    )
     store[...] = values
 
 
@@ -68,8 +69,13 @@ def _write_delay(seconds: float):
 @pytest.fixture(scope="module")
 def client():
     with (
-        LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                     dashboard_address="127.0.0.1:0", silence_logs=logging.CRITICAL) as cluster,
+        LocalCluster(
+            n_workers=2,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address="127.0.0.1:0",
+            silence_logs=logging.CRITICAL,
+        ) as cluster,
         Client(cluster) as client,
     ):
         client.run(_write_delay(WRITE_DELAY_S))
@@ -142,8 +148,9 @@ def test_a_killed_commands_store_is_removed_by_the_next_run(client, tmp_path):
         assert _temporaries(tmp_path) == []
     finally:
         client.run(_write_delay(WRITE_DELAY_S))
-    assert same_bits(zarr.open_array(tmp_path / "out.zarr", mode="r")[...],
-                     expected_relu(_values(16)))
+    assert same_bits(
+        zarr.open_array(tmp_path / "out.zarr", mode="r")[...], expected_relu(_values(16))
+    )
 
 
 def test_a_live_jobs_store_is_not_removed_by_a_concurrent_run(client, tmp_path):
@@ -202,8 +209,16 @@ def test_a_chunk_that_cannot_be_written_is_named_on_one_line(tmp_path):
     ENOSPC there, neither naming a file by itself): one line naming the chunk's path."""
     make_store(tmp_path / "in.zarr", _values(4 * 32768), chunks=(32768,))  # 128 KiB chunks
     before = folder_state(tmp_path)
-    done = run_cli("apply", "in.zarr", "out.zarr", "--dask", "-q", cwd=tmp_path, timeout=180,
-                   preexec_fn=file_size_limit(64 << 10))
+    done = run_cli(
+        "apply",
+        "in.zarr",
+        "out.zarr",
+        "--dask",
+        "-q",
+        cwd=tmp_path,
+        timeout=180,
+        preexec_fn=file_size_limit(64 << 10),
+    )
     line = assert_cli_error(done, 1, "File too large: ")
     assert f"{TEMP_SUFFIX}/c/" in line and str(tmp_path) in line, line
     assert "OUT left unchanged" in line

@@ -18,9 +18,8 @@ import pytest
 from hypothesis import event, given
 from hypothesis import strategies as st
 
-from onnx_relu.files import relu_file
 from onnx_relu.errors import OnnxReluError, UnsupportedTypeError
-from onnx_relu.files import read_tensor, write_tensor
+from onnx_relu.files import read_tensor, relu_file, write_tensor
 from tests.support.dtypes import RELU_DTYPES
 from tests.support.oracle import as_bits, expected_relu
 from tests.support.strategies import (
@@ -72,25 +71,60 @@ NPY_SEEDS = [_npy(a) for a in _seed_arrays()] + [
     _npy(np.arange(-2, 2, dtype=np.float32), version=(2, 0)),
     _npy(np.arange(-2, 2, dtype=np.float32), version=(3, 0)),
 ]
-PB_SEEDS = [numpy_helper.from_array(a, name="t").SerializeToString()
-            for a in _seed_arrays() if a.dtype.fields is None and a.dtype.isnative] + [
+PB_SEEDS = [
+    numpy_helper.from_array(a, name="t").SerializeToString()
+    for a in _seed_arrays()
+    if a.dtype.fields is None and a.dtype.isnative
+] + [
     numpy_helper.from_array(np.array([b"ab", b"-1"], dtype=object)).SerializeToString(),
     helper.make_tensor("f", TensorProto.FLOAT, [3], [1.0, -2.0, 3.0]).SerializeToString(),
-    helper.make_tensor("h", TensorProto.FLOAT16, [2], np.array([1, -2], np.float16)).SerializeToString(),
+    helper.make_tensor(
+        "h", TensorProto.FLOAT16, [2], np.array([1, -2], np.float16)
+    ).SerializeToString(),
     helper.make_tensor("i4", TensorProto.INT4, [3], [1, -2, 3]).SerializeToString(),
 ]
 
 
 def _header_text(draw: st.DrawFn) -> bytes:
     """A .npy header that is a plausible dict with odd values (shapes huge, negative, deep)."""
-    descr = draw(st.sampled_from(["<f4", "<V2", "|V2", "<i8", ">f2", "|b1", "|O", "<U3", "<q9", "",
-                                  ("<f4", (2,)), [("a", "<f4")], [("a", "|O")], 5, None]))
+    descr = draw(
+        st.sampled_from(
+            [
+                "<f4",
+                "<V2",
+                "|V2",
+                "<i8",
+                ">f2",
+                "|b1",
+                "|O",
+                "<U3",
+                "<q9",
+                "",
+                ("<f4", (2,)),
+                [("a", "<f4")],
+                [("a", "|O")],
+                5,
+                None,
+            ]
+        )
+    )
     extent = st.one_of(st.integers(0, 8), st.sampled_from([-1, 2**31, 2**62, 2**63, 2**64]))
-    shape = draw(st.one_of(st.lists(extent, max_size=4).map(tuple),
-                           st.sampled_from([(1,) * 65, [3], (1.0,), "3", None, (True,)])))
+    shape = draw(
+        st.one_of(
+            st.lists(extent, max_size=4).map(tuple),
+            st.sampled_from([(1,) * 65, [3], (1.0,), "3", None, (True,)]),
+        )
+    )
     fortran = draw(st.sampled_from([False, True, 0, None]))
-    keys = draw(st.sampled_from([("descr", "fortran_order", "shape"),
-                                 ("descr", "shape"), ("descr", "fortran_order", "shape", "x")]))
+    keys = draw(
+        st.sampled_from(
+            [
+                ("descr", "fortran_order", "shape"),
+                ("descr", "shape"),
+                ("descr", "fortran_order", "shape", "x"),
+            ]
+        )
+    )
     values = {"descr": descr, "fortran_order": fortran, "shape": shape, "x": 1}
     text = "{" + "".join(f"{k!r}: {values[k]!r}, " for k in keys) + "}"
     text += " " * (-(10 + len(text) + 1) % 64) + "\n"
@@ -107,8 +141,9 @@ def npy_file_bytes(draw: st.DrawFn) -> bytes:
     if kind == "mutated":
         return draw(mutated_bytes(NPY_SEEDS))
     text = _header_text(draw)
-    return (b"\x93NUMPY\x01\x00" + len(text).to_bytes(2, "little") + text
-            + draw(st.binary(max_size=64)))
+    return (
+        b"\x93NUMPY\x01\x00" + len(text).to_bytes(2, "little") + text + draw(st.binary(max_size=64))
+    )
 
 
 def pb_file_bytes() -> st.SearchStrategy[bytes]:

@@ -63,8 +63,9 @@ def test_input_truncated_during_an_in_place_rewrite_is_refused_and_not_regrown(t
     x = _input(src, 10_000)
     keep = 128 + 3 * 4096 + 100  # three windows and 25 elements of the fourth
     with pytest.raises(InvalidTensorFileError, match="was truncated while being read"):
-        relu_file(src, in_place=True, chunk_bytes=4096,
-                  progress=_truncate_after_first_window(src, keep))
+        relu_file(
+            src, in_place=True, chunk_bytes=4096, progress=_truncate_after_first_window(src, keep)
+        )
     assert sorted(os.listdir(tmp_path)) == ["x.npy"]
     data = np.frombuffer(src.read_bytes()[128:], np.float32)
     assert len(data) == 3 * 1024 + 25  # the file was not extended past its new end
@@ -135,7 +136,9 @@ def test_input_truncated_while_a_window_is_processed_never_kills_the_process(tmp
     x = _input(src, 64 << 20)
     done = subprocess.run(
         [sys.executable, "-c", TRUNCATE_DURING_A_WINDOW, str(src), str(dst)],
-        capture_output=True, text=True, timeout=300,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert done.returncode != -signal.SIGBUS, "SIGBUS: the input was memory-mapped"
     assert done.returncode == 0, done.stderr

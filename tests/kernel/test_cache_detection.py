@@ -32,6 +32,7 @@ def probe(tmp_path_factory):
     """The kernel's cache functions, built from the repository's sources for this module."""
     return CacheProbe(build(tmp_path_factory.mktemp("cache-probe")))
 
+
 # machine: (sysconf L2, sysconf L3 as glibc reported them there, vendor, the caches expected)
 MACHINES = {
     # this session's machine (2026-11-30): glibc says 256 MiB of L3, sysfs 32 MiB
@@ -48,7 +49,10 @@ def test_sysfs_wins_over_sysconf(probe, machine):
     sysconf_l2, sysconf_l3, _, (l2, llc, shared) = MACHINES[machine]
     caches = probe.read_caches(TREES / machine, sysconf_l2=sysconf_l2, sysconf_l3=sysconf_l3)
     assert caches == {
-        "l2_bytes": l2, "llc_bytes": llc, "llc_shared_cpus": shared, "cache_source": "sysfs"
+        "l2_bytes": l2,
+        "llc_bytes": llc,
+        "llc_shared_cpus": shared,
+        "cache_source": "sysfs",
     }
 
 
@@ -66,7 +70,10 @@ def test_arm64_trees_are_read_and_get_the_llc_rule(probe, machine):
     l2, llc, shared = ARM64_MACHINES[machine]
     caches = probe.read_caches(TREES / machine, sysconf_l2=0, sysconf_l3=0)
     assert caches == {
-        "l2_bytes": l2, "llc_bytes": llc, "llc_shared_cpus": shared, "cache_source": "sysfs"
+        "l2_bytes": l2,
+        "llc_bytes": llc,
+        "llc_shared_cpus": shared,
+        "cache_source": "sysfs",
     }
     # arm64 has no CPUID vendor: the kernel uses the "other" rule, half the last level (input
     # and output together fill it), as for AMD: 16 MiB on the 32 MiB L3s, 18 MiB on 36 MiB.
@@ -119,18 +126,24 @@ def test_garbled_tree_ignores_the_garbled_files(probe):
     # not taken for the last level; sysconf fills in.
     caches = probe.read_caches(TREES / "garbled", sysconf_l2=1 * MiB, sysconf_l3=64 * MiB)
     assert (caches["l2_bytes"], caches["llc_bytes"], caches["cache_source"]) == (
-        1 * MiB, 64 * MiB, "sysconf"
+        1 * MiB,
+        64 * MiB,
+        "sysconf",
     )
     caches = probe.read_caches(TREES / "garbled", sysconf_l2=0, sysconf_l3=0)
     assert (caches["l2_bytes"], caches["llc_bytes"], caches["cache_source"]) == (
-        1 * MiB, 32 * MiB, "default"
+        1 * MiB,
+        32 * MiB,
+        "default",
     )
 
 
 def test_tree_without_l3_takes_the_l2_as_last_level(probe):
     caches = probe.read_caches(TREES / "no-l3", sysconf_l2=0, sysconf_l3=300 * MiB)
     assert (caches["l2_bytes"], caches["llc_bytes"], caches["cache_source"]) == (
-        4 * MiB, 4 * MiB, "sysfs"
+        4 * MiB,
+        4 * MiB,
+        "sysfs",
     )
 
 
@@ -163,8 +176,13 @@ def test_shared_cpu_list_is_counted(probe, tmp_path):
 
 @pytest.mark.parametrize(
     ("vendor_id", "vendor"),
-    [("GenuineIntel", "intel"), ("AuthenticAMD", "amd"), ("HygonGenuine", "amd"),
-     ("CentaurHauls", "other"), ("", "other")],
+    [
+        ("GenuineIntel", "intel"),
+        ("AuthenticAMD", "amd"),
+        ("HygonGenuine", "amd"),
+        ("CentaurHauls", "other"),
+        ("", "other"),
+    ],
 )
 def test_vendor_from_cpuid(probe, vendor_id, vendor):
     assert probe.vendor_from_cpuid(vendor_id) == vendor
@@ -179,7 +197,9 @@ def test_this_machine_uses_the_rule_on_what_it_read(probe):
     tuning = kernel_tuning()
     caches = probe.read_caches("/sys")
     assert (tuning["l2_bytes"], tuning["llc_bytes"], tuning["cache_source"]) == (
-        caches["l2_bytes"], caches["llc_bytes"], caches["cache_source"]
+        caches["l2_bytes"],
+        caches["llc_bytes"],
+        caches["cache_source"],
     )
     assert tuning["default_nt_threshold"] == probe.default_nt_threshold(
         tuning["vendor"], tuning["l2_bytes"], tuning["llc_bytes"]

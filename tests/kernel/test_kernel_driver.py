@@ -1,4 +1,4 @@
-"""The C kernel on its own: tests/kernel/relu_kernel_driver.c compiled against src/kernel, no Python.
+"""The C kernel on its own: tests/kernel/relu_kernel_driver.c built against src/kernel, no Python.
 
 The driver sweeps sizes 0..257 x every element-aligned offset x the eight types x contiguous,
 strided, in place and overlapping operands, with the thresholds forced to 0 (threads and
@@ -34,7 +34,12 @@ CFLAGS = ["-std=c11", "-O3", "-fno-math-errno", "-Wall", "-Wextra", "-pthread"]
 # (build, extra compiler flags, driver arguments, what the driver must report about the build)
 BUILDS = [
     ("as the module", [], [], None),
-    ("RELU_DISABLE_THREADS", ["-DRELU_DISABLE_THREADS"], ["--each-offset"], "threads no (serial build)"),
+    (
+        "RELU_DISABLE_THREADS",
+        ["-DRELU_DISABLE_THREADS"],
+        ["--each-offset"],
+        "threads no (serial build)",
+    ),
     ("RELU_DISABLE_NT", ["-DRELU_DISABLE_NT"], ["--each-offset"], "streaming stores up to none"),
 ]
 
@@ -42,7 +47,9 @@ BUILDS = [
 def _compiler() -> str:
     compiler = os.environ.get("CC", "cc")
     if shutil.which(compiler) is None:
-        pytest.fail(f"no C compiler {compiler!r} (set CC): the kernel driver needs one, as the build does")
+        pytest.fail(
+            f"no C compiler {compiler!r} (set CC): the kernel driver needs one, as the build does"
+        )
     return compiler
 
 
@@ -50,7 +57,16 @@ def build_driver(folder: Path, extra_flags: list[str]) -> Path:
     """Compile the driver with the kernel's sources into ``folder``; the path of the program."""
     program = folder / "relu_kernel_driver"
     sources = sorted(str(p) for p in KERNEL.glob("*.c"))
-    command = [_compiler(), *CFLAGS, *extra_flags, f"-I{KERNEL}", *sources, str(DRIVER), "-o", str(program)]
+    command = [
+        _compiler(),
+        *CFLAGS,
+        *extra_flags,
+        f"-I{KERNEL}",
+        *sources,
+        str(DRIVER),
+        "-o",
+        str(program),
+    ]
     built = subprocess.run(command, capture_output=True, text=True, check=False)
     assert built.returncode == 0, f"{' '.join(command)}\n{built.stdout}{built.stderr}"
     assert "warning:" not in built.stderr, built.stderr
@@ -64,10 +80,14 @@ def test_the_kernel_sources_know_no_python():
             assert name not in text, f"{source.name} mentions {name}"
 
 
-@pytest.mark.parametrize(("build", "flags", "arguments", "reported"), BUILDS, ids=[b[0] for b in BUILDS])
+@pytest.mark.parametrize(
+    ("build", "flags", "arguments", "reported"), BUILDS, ids=[b[0] for b in BUILDS]
+)
 def test_kernel_driver_finds_no_mismatch(tmp_path, build, flags, arguments, reported):
     program = build_driver(tmp_path, flags)
-    run = subprocess.run([str(program), *arguments], capture_output=True, text=True, timeout=900, check=False)
+    run = subprocess.run(
+        [str(program), *arguments], capture_output=True, text=True, timeout=900, check=False
+    )
     output = run.stdout + run.stderr
     assert run.returncode == 0, f"{build}: the driver exited with {run.returncode}\n{output}"
     total = re.search(r"^total: (\d+) cases, (\d+) failures$", run.stdout, re.MULTILINE)

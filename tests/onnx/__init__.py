@@ -1,1 +1,2 @@
-"""Tests of the ONNX layer: backend, reference op, check_model, legalize, onnxruntime, bad models."""
+"""Tests of the ONNX layer: backend, reference op, check_model, legalize, onnxruntime, bad
+models."""

@@ -79,8 +79,9 @@ def test_inputs_by_name_and_the_input_arrays_are_left_untouched(chained_model):
 
 def test_a_dict_may_override_an_initializer_listed_as_a_graph_input():
     weights = onnx.numpy_helper.from_array(np.array([-1.0, 1.0], np.float32), "w")
-    model = _model([_relu("w", "y")], [_vi("w", F, (2,))], [_vi("y", F, (2,))],
-                   initializers=[weights])
+    model = _model(
+        [_relu("w", "y")], [_vi("w", F, (2,))], [_vi("y", F, (2,))], initializers=[weights]
+    )
     assert backend.run_model(model, []).y.tolist() == [0.0, 1.0]
     overridden = backend.run_model(model, {"w": np.array([5.0, -5.0], np.float32)})
     assert overridden.y.tolist() == [5.0, 0.0]
@@ -159,7 +160,8 @@ def test_a_relu_of_another_domain_is_not_ai_onnx_relu():
     node = helper.make_node("Relu", ["x"], ["y"], domain="com.example")
     model = helper.make_model(
         helper.make_graph([node], "g", [_vi("x")], [_vi("y")]),
-        opset_imports=[helper.make_opsetid("", 14), helper.make_opsetid("com.example", 1)])
+        opset_imports=[helper.make_opsetid("", 14), helper.make_opsetid("com.example", 1)],
+    )
     with pytest.raises(UnsupportedOperatorError, match="domain 'com.example'"):
         backend.prepare(model)
 
@@ -171,8 +173,10 @@ def test_refused_type_names_node_input_type_version_and_allowed_types():
     message = str(refused.value)
     assert message.startswith("Relu node 'r13' (node #0): input 'x' has type tensor(int16).")
     assert "Relu-13 (in force at opset 13)" in message
-    assert ("allowed types: tensor(bfloat16), tensor(double), tensor(float), tensor(float16)."
-            in message)
+    assert (
+        "allowed types: tensor(bfloat16), tensor(double), tensor(float), tensor(float16)."
+        in message
+    )
     assert backend.is_compatible(model) is False
 
 
@@ -185,8 +189,9 @@ def test_type_refused_in_the_middle_of_a_chain_names_that_node():
 
 def test_undeclared_input_type_is_checked_when_run():
     x = helper.make_empty_tensor_value_info("x")
-    model = _model([_relu("x", "y", "late")], [x], [helper.make_empty_tensor_value_info("y")],
-                   opset=13)
+    model = _model(
+        [_relu("x", "y", "late")], [x], [helper.make_empty_tensor_value_info("y")], opset=13
+    )
     rep = backend.prepare(model)
     assert rep.run([np.array([-1.0, 1.0])]).y.tolist() == [0.0, 1.0]
     with pytest.raises(UnsupportedTypeError, match="'late'.*tensor\\(int8\\).*Relu-13"):
@@ -199,11 +204,17 @@ def test_undeclared_input_type_is_checked_when_run():
         ([], ModelInputError, r"0 input\(s\) given but the model has 1: \['x'\]"),
         ([np.zeros(2, np.float32)] * 2, ModelInputError, "2 input"),
         ({}, ModelInputError, r"missing input\(s\) \['x'\]"),
-        ({"x": np.zeros(2, np.float32), "z": 1}, ModelInputError,
-         r"unknown input name\(s\) \['z'\]"),
-        ([np.zeros(2)], InputTypeMismatchError,
-         r"input 'x' is declared tensor\(float\) but was fed tensor\(double\)"
-         r".*astype\(numpy.float32\)"),
+        (
+            {"x": np.zeros(2, np.float32), "z": 1},
+            ModelInputError,
+            r"unknown input name\(s\) \['z'\]",
+        ),
+        (
+            [np.zeros(2)],
+            InputTypeMismatchError,
+            r"input 'x' is declared tensor\(float\) but was fed tensor\(double\)"
+            r".*astype\(numpy.float32\)",
+        ),
         ([np.zeros(2, np.float16)], InputTypeMismatchError, "fed tensor\\(float16\\)"),
         ([[1.0, 2.0]], InputTypeMismatchError, "fed tensor\\(double\\)"),
         ([np.zeros((2, 2), np.float32)], ModelInputError, r"shape \(2, 2\).*declares \('\?',\)"),
@@ -243,12 +254,18 @@ def test_fixed_dimensions_are_checked():
         (_model([_relu("h", "y")], [_vi("x")], [_vi("y")]), "input 'h' is not a graph input"),
         (_model([_relu("x", "x")], [_vi("x")], [_vi("x")]), "already defined"),
         (_model([_relu("x", "y")], [_vi("x")], [_vi("z")]), "graph output 'z' is produced by no"),
-        (_model([_relu("x", "y")], [_vi("x")], [_vi("y", TensorProto.DOUBLE)]),
-         r"declared tensor\(double\) but is tensor\(float\)"),
-        (_model([helper.make_node("Relu", ["x", "x"], ["y"])], [_vi("x")], [_vi("y")]),
-         "exactly one input"),
-        (_model([_relu("x", "y")], [_vi("x")], [_vi("y")], opset=LATEST_OPSET + 1),
-         f"knows opsets 1 to {LATEST_OPSET}"),
+        (
+            _model([_relu("x", "y")], [_vi("x")], [_vi("y", TensorProto.DOUBLE)]),
+            r"declared tensor\(double\) but is tensor\(float\)",
+        ),
+        (
+            _model([helper.make_node("Relu", ["x", "x"], ["y"])], [_vi("x")], [_vi("y")]),
+            "exactly one input",
+        ),
+        (
+            _model([_relu("x", "y")], [_vi("x")], [_vi("y")], opset=LATEST_OPSET + 1),
+            f"knows opsets 1 to {LATEST_OPSET}",
+        ),
     ],
 )
 def test_invalid_models_are_refused_when_prepared(model, match):
@@ -303,7 +320,9 @@ def test_run_node():
 def test_run_node_refuses_inputs_that_are_no_list_of_arrays(inputs, words):
     # issue 13, item 12: None gave a plain TypeError, b"ab" "takes one input, got 2".
     node = helper.make_node("Relu", ["x"], ["y"], name="n")
-    with pytest.raises(ModelInputError, match=f"a list of one array or a dict by input name.*{words}"):
+    with pytest.raises(
+        ModelInputError, match=f"a list of one array or a dict by input name.*{words}"
+    ):
         backend.run_node(node, inputs)
 
 
@@ -313,7 +332,9 @@ def test_run_node_refuses_the_opsets_prepare_refuses(opset):
     node = helper.make_node("Relu", ["x"], ["y"], name="n")
     with pytest.raises(InvalidOpsetError, match="opset"):
         backend.run_node(node, [np.array([-1.0, 2.0])], opset_version=opset)
-    assert backend.run_node(node, [np.array([-1.0, 2.0])], opset_version=LATEST_OPSET).y.tolist() == [0.0, 2.0]
+    assert backend.run_node(
+        node, [np.array([-1.0, 2.0])], opset_version=LATEST_OPSET
+    ).y.tolist() == [0.0, 2.0]
 
 
 def test_devices():

@@ -104,7 +104,8 @@ def _suite(cases, name=None) -> unittest.TestSuite:
 
 def test_include_patterns_select_exactly_the_three_relu_tests():
     names = {
-        name for case in _OFFICIAL_CASES.values()
+        name
+        for case in _OFFICIAL_CASES.values()
         for name in unittest.defaultTestLoader.getTestCaseNames(case)
     }
     assert names == OFFICIAL_RELU_TESTS

@@ -33,20 +33,34 @@ from tests.support.values import mixed_values  # noqa: E402
 PREVIOUS_OUT = b"the previous model, which a refusal must leave alone"
 
 
-def chain_model(elem_type: int = TensorProto.FLOAT, opset: int = 14, *, inputs: int = 1,
-                initializers: tuple[TensorProto, ...] = ()) -> onnx.ModelProto:
+def chain_model(
+    elem_type: int = TensorProto.FLOAT,
+    opset: int = 14,
+    *,
+    inputs: int = 1,
+    initializers: tuple[TensorProto, ...] = (),
+) -> onnx.ModelProto:
     """X (and X2, ...) -> Relu "first" -> Y -> Relu "second" -> Z; outputs Y and Z."""
     names = ["X"] + [f"X{i}" for i in range(2, inputs + 1)]
-    nodes = [helper.make_node("Relu", ["X"], ["Y"], name="first"),
-             helper.make_node("Relu", ["Y"], ["Z"], name="second")]
-    nodes += [helper.make_node("Relu", [name], [f"{name}_out"], name=f"relu_{name}")
-              for name in names[1:]]
+    nodes = [
+        helper.make_node("Relu", ["X"], ["Y"], name="first"),
+        helper.make_node("Relu", ["Y"], ["Z"], name="second"),
+    ]
+    nodes += [
+        helper.make_node("Relu", [name], [f"{name}_out"], name=f"relu_{name}") for name in names[1:]
+    ]
     graph = helper.make_graph(
-        nodes, "chain",
-        [helper.make_tensor_value_info(name, elem_type, ["n"]) for name in names
-         if name not in {t.name for t in initializers}],
-        [helper.make_tensor_value_info(name, elem_type, ["n"])
-         for name in ["Y", "Z"] + [f"{n}_out" for n in names[1:]]],
+        nodes,
+        "chain",
+        [
+            helper.make_tensor_value_info(name, elem_type, ["n"])
+            for name in names
+            if name not in {t.name for t in initializers}
+        ],
+        [
+            helper.make_tensor_value_info(name, elem_type, ["n"])
+            for name in ["Y", "Z"] + [f"{n}_out" for n in names[1:]]
+        ],
         initializer=list(initializers),
     )
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
@@ -65,19 +79,25 @@ def files(tmp_path) -> Path:
     return tmp_path
 
 
-def refused_by_every_command(folder: Path, model: Path, status: int, fragment: str,
-                             check_status: int | None = None) -> None:
+def refused_by_every_command(
+    folder: Path, model: Path, status: int, fragment: str, check_status: int | None = None
+) -> None:
     """check, run and legalize all refuse ``model`` and change nothing in ``folder``."""
     before = folder_state(folder)
     assert_cli_error(run_cli("check", model), check_status or status, fragment)
-    assert_cli_error(run_cli("run", model, "-i", f"X={folder / 'x.npy'}", "-o", folder / "o"),
-                     status, fragment)
+    assert_cli_error(
+        run_cli("run", model, "-i", f"X={folder / 'x.npy'}", "-o", folder / "o"), status, fragment
+    )
     assert_cli_error(run_cli("legalize", model, folder / "out.onnx"), status, fragment)
     assert folder_state(folder) == before  # no "o" folder, OUT unchanged, no temporary
 
 
-def refused_by_every_function(source: object, error: type[Exception], fragment: str,
-                              functions=(check_model, backend.prepare, legalize)) -> None:
+def refused_by_every_function(
+    source: object,
+    error: type[Exception],
+    fragment: str,
+    functions=(check_model, backend.prepare, legalize),
+) -> None:
     for function in functions:
         with pytest.raises(error) as raised:
             function(source)
@@ -94,14 +114,16 @@ CORRUPT_MODELS = {
     "truncated-by-one-byte": (GOOD_MODEL[:-1], "is not a readable ONNX model"),
     "random-bytes": (bytes(range(256))[::-1] * 2, "is not a readable ONNX model"),
     "text": (b"ir_version: 8\ngraph { }\n", "is not a readable ONNX model"),
-    "a-tensor-file": (TensorProto(data_type=TensorProto.FLOAT, dims=[2],
-                                  raw_data=bytes(8)).SerializeToString(),
-                      "is not an ONNX model: it has no IR version or no graph"),
+    "a-tensor-file": (
+        TensorProto(data_type=TensorProto.FLOAT, dims=[2], raw_data=bytes(8)).SerializeToString(),
+        "is not an ONNX model: it has no IR version or no graph",
+    ),
 }
 
 
-@pytest.mark.parametrize(("content", "message"), list(CORRUPT_MODELS.values()),
-                         ids=list(CORRUPT_MODELS))
+@pytest.mark.parametrize(
+    ("content", "message"), list(CORRUPT_MODELS.values()), ids=list(CORRUPT_MODELS)
+)
 def test_corrupt_model_file_is_refused(files, content, message):
     model = files / "m.onnx"
     model.write_bytes(content)
@@ -118,8 +140,9 @@ def test_model_with_a_corrupt_initializer_is_refused(files):
     model = files / "m.onnx"
     model.write_bytes(chain_model(initializers=(broken,)).SerializeToString())
     before = folder_state(files)
-    refused_by_every_function(model, InvalidModelError, "initializer 'X' cannot be decoded",
-                              functions=(backend.prepare,))
+    refused_by_every_function(
+        model, InvalidModelError, "initializer 'X' cannot be decoded", functions=(backend.prepare,)
+    )
     done = run_cli("run", model, "-o", files / "o")
     assert_cli_error(done, 2, "initializer 'X' cannot be decoded")
     assert folder_state(files) == before
@@ -127,14 +150,18 @@ def test_model_with_a_corrupt_initializer_is_refused(files):
 
 @pytest.mark.parametrize(
     ("location", "message"),
-    [("missing.bin", "is not regular file"), ("../outside.bin", "points outside"),
-     ("/etc/hostname", "should be a relative path")],
+    [
+        ("missing.bin", "is not regular file"),
+        ("../outside.bin", "points outside"),
+        ("/etc/hostname", "should be a relative path"),
+    ],
     ids=["missing", "outside-its-folder", "absolute"],
 )
 def test_model_whose_external_data_cannot_be_read_is_refused(files, location, message):
     (files / "outside.bin").write_bytes(bytes(8))
-    tensor = TensorProto(name="X", data_type=TensorProto.FLOAT, dims=[2],
-                         data_location=TensorProto.EXTERNAL)
+    tensor = TensorProto(
+        name="X", data_type=TensorProto.FLOAT, dims=[2], data_location=TensorProto.EXTERNAL
+    )
     tensor.external_data.add(key="location", value=location)
     (files / "models").mkdir()
     model = files / "models" / "m.onnx"
@@ -143,9 +170,12 @@ def test_model_whose_external_data_cannot_be_read_is_refused(files, location, me
     refused_by_every_function(model, InvalidModelError, "its external tensor data cannot be read")
     refused_by_every_function(model, InvalidModelError, message)
     # Given as bytes, the model has no folder: the location is not resolved against the cwd.
-    refused_by_every_function(model.read_bytes(), InvalidModelError,
-                              "keeps its data in an external file that was not loaded",
-                              functions=(backend.prepare,))
+    refused_by_every_function(
+        model.read_bytes(),
+        InvalidModelError,
+        "keeps its data in an external file that was not loaded",
+        functions=(backend.prepare,),
+    )
     assert folder_state(files) == before
     refused_by_every_command(files, model, 2, "its external tensor data cannot be read")
 
@@ -156,15 +186,31 @@ def test_model_that_shape_inference_rejects_is_judged_with_declared_types(files)
     with the declared types instead of failing (found by the model fuzz target)."""
 
     def branch(elem_type: int) -> onnx.GraphProto:
-        return helper.make_graph([helper.make_node("Relu", ["X"], ["t"], name="inner")], "b", [],
-                                 [helper.make_tensor_value_info("t", elem_type, None)])
+        return helper.make_graph(
+            [helper.make_node("Relu", ["X"], ["t"], name="inner")],
+            "b",
+            [],
+            [helper.make_tensor_value_info("t", elem_type, None)],
+        )
 
     graph = helper.make_graph(
-        [helper.make_node("If", ["c"], ["o"], name="cond", then_branch=branch(74),
-                          else_branch=branch(TensorProto.FLOAT))], "g",
-        [helper.make_tensor_value_info("c", TensorProto.BOOL, []),
-         helper.make_tensor_value_info("X", TensorProto.FLOAT, [2])],
-        [helper.make_tensor_value_info("o", TensorProto.FLOAT, None)])
+        [
+            helper.make_node(
+                "If",
+                ["c"],
+                ["o"],
+                name="cond",
+                then_branch=branch(74),
+                else_branch=branch(TensorProto.FLOAT),
+            )
+        ],
+        "g",
+        [
+            helper.make_tensor_value_info("c", TensorProto.BOOL, []),
+            helper.make_tensor_value_info("X", TensorProto.FLOAT, [2]),
+        ],
+        [helper.make_tensor_value_info("o", TensorProto.FLOAT, None)],
+    )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
     with pytest.raises(ValueError, match="Invalid tensor data type 74"):
         onnx.shape_inference.infer_shapes(model)  # what check_model has to survive
@@ -194,8 +240,11 @@ FORBIDDEN = [
 ]
 
 
-@pytest.mark.parametrize(("elem_type", "opset", "onnx_type"), FORBIDDEN,
-                         ids=[f"{name[7:-1]}-opset{opset}" for _, opset, name in FORBIDDEN])
+@pytest.mark.parametrize(
+    ("elem_type", "opset", "onnx_type"),
+    FORBIDDEN,
+    ids=[f"{name[7:-1]}-opset{opset}" for _, opset, name in FORBIDDEN],
+)
 def test_relu_with_a_forbidden_type_is_refused(elem_type, opset, onnx_type):
     model = chain_model(elem_type, opset)
     serialized = model.SerializeToString()
@@ -206,7 +255,9 @@ def test_relu_with_a_forbidden_type_is_refused(elem_type, opset, onnx_type):
     assert refusal in str(raised.value) and "tensor(float)" in str(raised.value)
     findings = check_model(model)  # findings are results, not exceptions: one per node
     assert [(f.node_name, f.kind, f.input_type) for f in findings] == [
-        ("first", "type-not-allowed", onnx_type), ("second", "type-not-allowed", onnx_type)]
+        ("first", "type-not-allowed", onnx_type),
+        ("second", "type-not-allowed", onnx_type),
+    ]
     assert refusal in findings[0].message
     with pytest.raises(InvalidModelError) as raised:
         legalize(model)
@@ -214,10 +265,12 @@ def test_relu_with_a_forbidden_type_is_refused(elem_type, opset, onnx_type):
     assert model.SerializeToString() == serialized  # the caller's model is untouched
 
 
-@pytest.mark.parametrize(("elem_type", "opset", "onnx_type"),
-                         [FORBIDDEN[0], FORBIDDEN[-3]], ids=["uint8-opset14", "int8-opset13"])
-def test_relu_with_a_forbidden_type_is_refused_by_the_commands(files, elem_type, opset,
-                                                                onnx_type):
+@pytest.mark.parametrize(
+    ("elem_type", "opset", "onnx_type"),
+    [FORBIDDEN[0], FORBIDDEN[-3]],
+    ids=["uint8-opset14", "int8-opset13"],
+)
+def test_relu_with_a_forbidden_type_is_refused_by_the_commands(files, elem_type, opset, onnx_type):
     model = files / "m.onnx"
     model.write_bytes(chain_model(elem_type, opset).SerializeToString())
     before = folder_state(files)
@@ -226,10 +279,14 @@ def test_relu_with_a_forbidden_type_is_refused_by_the_commands(files, elem_type,
     lines = done.stdout.splitlines()
     assert len(lines) == 2 and all(f"does not allow {onnx_type}" in line for line in lines)
     assert "2 finding(s)" in done.stderr
-    assert_cli_error(run_cli("run", model, "-i", f"X={files / 'x.npy'}", "-o", files / "o"),
-                     2, f"does not allow {onnx_type}")
-    assert_cli_error(run_cli("legalize", model, files / "out.onnx"), 2,
-                     f"does not allow {onnx_type}")
+    assert_cli_error(
+        run_cli("run", model, "-i", f"X={files / 'x.npy'}", "-o", files / "o"),
+        2,
+        f"does not allow {onnx_type}",
+    )
+    assert_cli_error(
+        run_cli("legalize", model, files / "out.onnx"), 2, f"does not allow {onnx_type}"
+    )
     assert folder_state(files) == before
 
 
@@ -269,8 +326,10 @@ def test_missing_model_inputs_are_refused(feeds, message):
 @pytest.mark.parametrize(
     ("feeds", "message"),
     [
-        ({"X": X, "X2": X, "Q": X}, "unknown input name(s) ['Q']; the model's inputs are"
-                                    " ['X', 'X2']"),
+        (
+            {"X": X, "X2": X, "Q": X},
+            "unknown input name(s) ['Q']; the model's inputs are ['X', 'X2']",
+        ),
         ("list:3", "3 input(s) given but the model has 2"),
     ],
     ids=["unknown-name", "long-list"],
@@ -279,13 +338,17 @@ def test_extra_model_inputs_are_refused(feeds, message):
     rep = backend.prepare(chain_model(inputs=2))
     if feeds == "list:3":
         feeds = [X, X, X]
-    before = [(a.tobytes(), a.flags.writeable) for a in (feeds.values() if isinstance(feeds, dict)
-                                                         else feeds)]
+    before = [
+        (a.tobytes(), a.flags.writeable)
+        for a in (feeds.values() if isinstance(feeds, dict) else feeds)
+    ]
     with pytest.raises(ModelInputError) as raised:
         rep.run(feeds)
     assert message in str(raised.value)
-    after = [(a.tobytes(), a.flags.writeable) for a in (feeds.values() if isinstance(feeds, dict)
-                                                        else feeds)]
+    after = [
+        (a.tobytes(), a.flags.writeable)
+        for a in (feeds.values() if isinstance(feeds, dict) else feeds)
+    ]
     assert after == before
 
 
@@ -295,8 +358,10 @@ def test_mistyped_model_input_is_refused():
     before = x.tobytes()
     with pytest.raises(InputTypeMismatchError) as raised:
         rep.run({"X": x})
-    assert ("input 'X' is declared tensor(float) but was fed tensor(double); onnx-relu never"
-            " casts" in str(raised.value))
+    assert (
+        "input 'X' is declared tensor(float) but was fed tensor(double); onnx-relu never"
+        " casts" in str(raised.value)
+    )
     assert isinstance(raised.value, ModelInputError) and isinstance(raised.value, TypeError)
     assert x.tobytes() == before
 
@@ -309,13 +374,23 @@ def test_mistyped_model_input_is_refused():
         (["-i", "X=x.npy", "-i", "X2=x.npy", "-i", "Q=x.npy"], "unknown input name(s) ['Q']"),
         (["-i", "X=x.npy", "-i", "X=x.npy"], "input 'X' is given twice"),
         (["-i", "x.npy"], "-i 'x.npy': write NAME=FILE (the model's inputs are ['X', 'X2'])"),
-        (["-i", "X=x64.npy", "-i", "X2=x.npy"], "is declared tensor(float) but was fed"
-                                                " tensor(double)"),
+        (
+            ["-i", "X=x64.npy", "-i", "X2=x.npy"],
+            "is declared tensor(float) but was fed tensor(double)",
+        ),
         (["-i", "X=absent.npy", "-i", "X2=x.npy"], "input file 'absent.npy' does not exist"),
         (["-i", "X=bad.npy", "-i", "X2=x.npy"], "'bad.npy' is truncated"),
     ],
-    ids=["none", "one-of-two", "unknown-name", "given-twice", "no-name", "mistyped",
-         "missing-file", "truncated-file"],
+    ids=[
+        "none",
+        "one-of-two",
+        "unknown-name",
+        "given-twice",
+        "no-name",
+        "mistyped",
+        "missing-file",
+        "truncated-file",
+    ],
 )
 def test_run_command_refuses_missing_extra_and_bad_inputs(files, inputs, message):
     model = files / "m.onnx"
@@ -343,19 +418,33 @@ def test_run_and_legalize_refuse_output_paths_they_cannot_write(files):
     x = f"X={files / 'x.npy'}"
     # legalize OUT: in a missing folder, under a regular file, in a folder even root may not
     # write (procfs)
-    assert_cli_error(run_cli("legalize", model, files / "missing" / "o.onnx"), 2,
-                     "missing' does not exist")
-    assert_cli_error(run_cli("legalize", model, files / "a-file" / "o.onnx"), 2,
-                     "a-file' is a file, not a folder")
-    assert_cli_error(run_cli("legalize", model, "/proc/self/o.onnx"), 2,
-                     "the folder '/proc/self' is not writable")
+    assert_cli_error(
+        run_cli("legalize", model, files / "missing" / "o.onnx"), 2, "missing' does not exist"
+    )
+    assert_cli_error(
+        run_cli("legalize", model, files / "a-file" / "o.onnx"),
+        2,
+        "a-file' is a file, not a folder",
+    )
+    assert_cli_error(
+        run_cli("legalize", model, "/proc/self/o.onnx"),
+        2,
+        "the folder '/proc/self' is not writable",
+    )
     # run -o DIR is created when missing, but not under a regular file or in /proc/self
-    assert_cli_error(run_cli("run", model, "-i", x, "-o", files / "a-file" / "o"), 2,
-                     "a-file' is a file, not a folder")
-    assert_cli_error(run_cli("run", model, "-i", x, "-o", files / "a-file"), 2,
-                     "exists and is not a folder")
-    assert_cli_error(run_cli("run", model, "-i", x, "-o", "/proc/self/o"), 2,
-                     "the folder '/proc/self' is not writable")
+    assert_cli_error(
+        run_cli("run", model, "-i", x, "-o", files / "a-file" / "o"),
+        2,
+        "a-file' is a file, not a folder",
+    )
+    assert_cli_error(
+        run_cli("run", model, "-i", x, "-o", files / "a-file"), 2, "exists and is not a folder"
+    )
+    assert_cli_error(
+        run_cli("run", model, "-i", x, "-o", "/proc/self/o"),
+        2,
+        "the folder '/proc/self' is not writable",
+    )
     assert folder_state(files) == before
     assert not os.path.exists("/proc/self/o.onnx")
 
@@ -364,17 +453,22 @@ def _model_with_a_relu_under_an_evil_owner() -> onnx.ModelProto:
     """A forbidden Relu (int8 at opset 13) in the graph attribute of a node whose operator type
     and attribute name hold a terminal escape and a newline."""
     body = helper.make_graph(
-        [helper.make_node("Relu", ["x"], ["b"], name="inner")], "body", [],
+        [helper.make_node("Relu", ["x"], ["b"], name="inner")],
+        "body",
+        [],
         [helper.make_tensor_value_info("b", TensorProto.INT8, [2])],
     )
     owner = helper.make_node("Evil\x1b[31m\nOp", ["x"], ["y"], name="owner", domain="custom")
     owner.attribute.append(helper.make_attribute("bo\x1bdy\n", body))
     graph = helper.make_graph(
-        [owner], "g", [helper.make_tensor_value_info("x", TensorProto.INT8, [2])],
+        [owner],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.INT8, [2])],
         [helper.make_tensor_value_info("y", TensorProto.INT8, [2])],
     )
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13),
-                                                   helper.make_opsetid("custom", 1)])
+    return helper.make_model(
+        graph, opset_imports=[helper.make_opsetid("", 13), helper.make_opsetid("custom", 1)]
+    )
 
 
 def test_subgraph_owner_names_are_escaped_in_findings(tmp_path):

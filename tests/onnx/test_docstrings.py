@@ -8,9 +8,18 @@ import pytest
 
 from tests.support.optional import EXAMPLES_NEED, import_or_skip, skip_unless_installed
 
-MODULES = ["onnx_relu.backend", "onnx_relu.onnx", "onnx_relu.onnx._models", "onnx_relu.onnx._rules",
-           "onnx_relu.onnx.backend", "onnx_relu.onnx.check", "onnx_relu.onnx.legalization",
-           "onnx_relu.onnx.probe", "onnx_relu.onnx.ort", "onnx_relu.onnx.reference"]
+MODULES = [
+    "onnx_relu.backend",
+    "onnx_relu.onnx",
+    "onnx_relu.onnx._models",
+    "onnx_relu.onnx._rules",
+    "onnx_relu.onnx.backend",
+    "onnx_relu.onnx.check",
+    "onnx_relu.onnx.legalization",
+    "onnx_relu.onnx.probe",
+    "onnx_relu.onnx.ort",
+    "onnx_relu.onnx.reference",
+]
 
 
 @pytest.mark.parametrize("name", MODULES)

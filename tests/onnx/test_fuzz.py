@@ -42,27 +42,65 @@ def _value(name, elem_type=TensorProto.FLOAT, shape=("n",)):
 
 
 def _branch(elem_type: int) -> onnx.GraphProto:
-    return helper.make_graph([helper.make_node("Relu", ["x"], ["t"], name="inner")], "branch",
-                             [], [_value("t", elem_type, None)])
+    return helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["t"], name="inner")],
+        "branch",
+        [],
+        [_value("t", elem_type, None)],
+    )
 
 
 MODEL_SEEDS = [
-    _model([helper.make_node("Relu", ["x"], ["y"], name="a"),
-            helper.make_node("Relu", ["y"], ["z"], name="b")],
-           [_value("x")], [_value("y"), _value("z")]),
-    _model([helper.make_node("Relu", ["x"], ["y"], name="r")], [_value("x", TensorProto.INT8)],
-           [_value("y", TensorProto.INT8)], opset=13),
-    _model([helper.make_node("Relu", ["x"], ["y"], consumed_inputs=[0])], [_value("x")],
-           [_value("y")], opset=1),
-    _model([helper.make_node("Relu", ["w"], ["y"])], [], [_value("y", shape=[3])],
-           initializers=[numpy_helper.from_array(np.array([-1.0, 0.5, 2.0], np.float32), "w")]),
-    _model([helper.make_node("Add", ["x", "x"], ["s"]), helper.make_node("Relu", ["s"], ["y"])],
-           [_value("x", TensorProto.INT64, [2])], [_value("y", TensorProto.INT64, [2])]),
-    _model([helper.make_node("If", ["c"], ["o"], then_branch=_branch(TensorProto.FLOAT),
-                             else_branch=_branch(TensorProto.FLOAT))],
-           [_value("c", TensorProto.BOOL, []), _value("x", shape=[2])], [_value("o", shape=None)]),
-    _model([helper.make_node("Relu", ["x"], ["y"])], [_value("x", TensorProto.BFLOAT16, [2, 3])],
-           [_value("y", TensorProto.BFLOAT16, [2, 3])], opset=21),
+    _model(
+        [
+            helper.make_node("Relu", ["x"], ["y"], name="a"),
+            helper.make_node("Relu", ["y"], ["z"], name="b"),
+        ],
+        [_value("x")],
+        [_value("y"), _value("z")],
+    ),
+    _model(
+        [helper.make_node("Relu", ["x"], ["y"], name="r")],
+        [_value("x", TensorProto.INT8)],
+        [_value("y", TensorProto.INT8)],
+        opset=13,
+    ),
+    _model(
+        [helper.make_node("Relu", ["x"], ["y"], consumed_inputs=[0])],
+        [_value("x")],
+        [_value("y")],
+        opset=1,
+    ),
+    _model(
+        [helper.make_node("Relu", ["w"], ["y"])],
+        [],
+        [_value("y", shape=[3])],
+        initializers=[numpy_helper.from_array(np.array([-1.0, 0.5, 2.0], np.float32), "w")],
+    ),
+    _model(
+        [helper.make_node("Add", ["x", "x"], ["s"]), helper.make_node("Relu", ["s"], ["y"])],
+        [_value("x", TensorProto.INT64, [2])],
+        [_value("y", TensorProto.INT64, [2])],
+    ),
+    _model(
+        [
+            helper.make_node(
+                "If",
+                ["c"],
+                ["o"],
+                then_branch=_branch(TensorProto.FLOAT),
+                else_branch=_branch(TensorProto.FLOAT),
+            )
+        ],
+        [_value("c", TensorProto.BOOL, []), _value("x", shape=[2])],
+        [_value("o", shape=None)],
+    ),
+    _model(
+        [helper.make_node("Relu", ["x"], ["y"])],
+        [_value("x", TensorProto.BFLOAT16, [2, 3])],
+        [_value("y", TensorProto.BFLOAT16, [2, 3])],
+        opset=21,
+    ),
 ]
 
 
@@ -90,37 +128,55 @@ def random_models(draw: st.DrawFn) -> onnx.ModelProto:
             inputs, outputs = draw(st.lists(NAMES, max_size=2)), draw(st.lists(NAMES, max_size=2))
         attributes = {}
         if op_type == "If":
-            attributes = {"then_branch": _branch(draw(ELEM_TYPES)),
-                          "else_branch": _branch(draw(ELEM_TYPES))}
+            attributes = {
+                "then_branch": _branch(draw(ELEM_TYPES)),
+                "else_branch": _branch(draw(ELEM_TYPES)),
+            }
         domain = draw(st.sampled_from(["", "", "", "ai.onnx", "com.example"]))
         node = helper.make_node(op_type, inputs, outputs, domain=domain, **attributes)
         for _ in range(draw(st.sampled_from([0, 0, 0, 1, 2])) if op_type != "If" else 0):
             name = draw(st.sampled_from(["consumed_inputs", "alpha"]))
             value = draw(st.sampled_from([[0], [0, 1], [], 1.5, "text"]))
-            node.attribute.append(helper.make_attribute(
-                name, value, attr_type=onnx.AttributeProto.INTS if value == [] else None))
+            node.attribute.append(
+                helper.make_attribute(
+                    name, value, attr_type=onnx.AttributeProto.INTS if value == [] else None
+                )
+            )
         nodes.append(node)
     elem_type = draw(st.one_of(st.sampled_from([1, 10, 11, 16, 3, 5, 6, 7]), ELEM_TYPES))
     shapes = st.sampled_from([None, [], [2], ["n"], [0], [2, 3], [-1], [2**40, 2**40]])
     inputs = [_value("x", elem_type, draw(shapes))]
     outputs = [_value(chain[len(nodes)], draw(st.sampled_from([elem_type, 0, 2])), draw(shapes))]
     if draw(st.integers(0, 3)) == 0:
-        inputs += [_value(name, draw(ELEM_TYPES), draw(shapes))
-                   for name in draw(st.lists(NAMES, max_size=2))]
-        outputs += [_value(name, draw(ELEM_TYPES), draw(shapes))
-                    for name in draw(st.lists(NAMES, max_size=2))]
+        inputs += [
+            _value(name, draw(ELEM_TYPES), draw(shapes))
+            for name in draw(st.lists(NAMES, max_size=2))
+        ]
+        outputs += [
+            _value(name, draw(ELEM_TYPES), draw(shapes))
+            for name in draw(st.lists(NAMES, max_size=2))
+        ]
     initializers = [
-        TensorProto(name=draw(NAMES), data_type=draw(ELEM_TYPES),
-                    dims=draw(st.lists(st.sampled_from([0, 1, 2, 3, 2**40]), max_size=2)),
-                    raw_data=draw(st.binary(max_size=24)))
+        TensorProto(
+            name=draw(NAMES),
+            data_type=draw(ELEM_TYPES),
+            dims=draw(st.lists(st.sampled_from([0, 1, 2, 3, 2**40]), max_size=2)),
+            raw_data=draw(st.binary(max_size=24)),
+        )
         for _ in range(draw(st.sampled_from([0, 0, 1, 2])))
     ]
     graph = helper.make_graph(nodes, "g", inputs, outputs, initializer=initializers)
     opsets = [("", draw(st.sampled_from([1, 6, 13, 14, 18, 21])))]
     if draw(st.integers(0, 3)) == 0:
-        opsets = draw(st.lists(st.tuples(st.sampled_from(["", "ai.onnx", "com.example"]),
-                                         st.sampled_from([1, 6, 13, 14, 0, -1, 10**6])),
-                               max_size=2))
+        opsets = draw(
+            st.lists(
+                st.tuples(
+                    st.sampled_from(["", "ai.onnx", "com.example"]),
+                    st.sampled_from([1, 6, 13, 14, 0, -1, 10**6]),
+                ),
+                max_size=2,
+            )
+        )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid(*o) for o in opsets])
     if draw(st.integers(0, 7)) == 0:
         model.ir_version = draw(st.sampled_from([0, 3, -1]))
@@ -137,8 +193,10 @@ def _check_and_prepare(model) -> None:
             event(f"check_model refused: {type(exc).__name__}")
         else:
             event(f"check_model: {'findings' if findings else 'valid'}")
-            assert all(f.kind in ("arity", "attribute", "type-unknown", "type-not-allowed")
-                       for f in findings)
+            assert all(
+                f.kind in ("arity", "attribute", "type-unknown", "type-not-allowed")
+                for f in findings
+            )
         try:
             rep = backend.prepare(model)
         except DOCUMENTED as exc:
@@ -152,8 +210,11 @@ def _check_and_prepare(model) -> None:
         declared = DTYPE_OF.get(graph_input.onnx_type or "tensor(float)")
         if declared is None:
             return  # an input no Relu reads, of a type without a numpy counterpart here
-        shape = (2,) if graph_input.shape is None else tuple(
-            1 if size is None or size < 0 else size for size in graph_input.shape)
+        shape = (
+            (2,)
+            if graph_input.shape is None
+            else tuple(1 if size is None or size < 0 else size for size in graph_input.shape)
+        )
         if np.prod(shape, dtype=np.float64) > 1e6:
             return
         feeds[graph_input.name] = np.full(shape, -1, dtype=declared)

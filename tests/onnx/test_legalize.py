@@ -14,9 +14,9 @@ from tests.support.optional import NO_ONNXRUNTIME
 pytest.importorskip("onnxruntime", reason=NO_ONNXRUNTIME)
 
 from onnx_relu import check_model, legalize
-from onnx_relu.onnx.ort import inference_session, run_model
 from onnx_relu.errors import InvalidModelError, LegalizationError
 from onnx_relu.onnx.legalization import probe_onnxruntime, run_with_onnxruntime
+from onnx_relu.onnx.ort import inference_session, run_model
 from tests.support.dtypes import ONNX_NAMES
 from tests.support.onnx_models import LATEST_OPSET, allowed_types, relu_model, sample_values
 from tests.support.onnxruntime_reach import skip_if_onnxruntime_predates
@@ -84,14 +84,15 @@ def test_which_nodes_are_rewritten_comes_from_probing_onnxruntime():
     assert not probe_onnxruntime("tensor(int64)", 17).runs
     assert [n.op_type for n in legalize(relu_model("tensor(int64)", 18)).graph.node] == ["Relu"]
     assert [n.op_type for n in legalize(relu_model("tensor(int64)", 17)).graph.node] == [
-        "Constant", "Max"]
+        "Constant",
+        "Max",
+    ]
 
 
 def test_probe_reports_onnxruntime_differences():
     float_probe = probe_onnxruntime("tensor(float)", 14)
     assert float_probe.runs and not float_probe.exact
-    assert float_probe.differences == (
-        "-0.0 (0x80000000) -> 0x80000000 (onnx-relu: 0x00000000)",)
+    assert float_probe.differences == ("-0.0 (0x80000000) -> 0x80000000 (onnx-relu: 0x00000000)",)
     bfloat16_probe = probe_onnxruntime("tensor(bfloat16)", 14)
     assert not bfloat16_probe.runs and "NOT_IMPLEMENTED" in bfloat16_probe.error
     assert probe_onnxruntime("tensor(bfloat16)", 14, "select").exact
@@ -106,9 +107,11 @@ def _mixed_int64_model(opset: int) -> onnx.ModelProto:
         helper.make_node("Mul", ["r", "b"], ["y"], name="mul"),
     ]
     graph = helper.make_graph(
-        nodes, "mixed",
+        nodes,
+        "mixed",
         [helper.make_tensor_value_info(n, i64, [4]) for n in ("a", "b")],
-        [helper.make_tensor_value_info("y", i64, [4])])
+        [helper.make_tensor_value_info("y", i64, [4])],
+    )
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
 
 
@@ -137,18 +140,32 @@ def test_mixed_model_other_nodes_untouched_and_values_equal(opset):
 def test_bfloat16_chain_in_a_subgraph_is_rewritten_and_runs():
     bf16 = TensorProto.BFLOAT16
     branch = helper.make_graph(
-        [helper.make_node("Relu", ["x"], ["h"], name="inner1"),
-         helper.make_node("Relu", ["h"], ["b"], name="inner2")],
-        "then", [], [helper.make_tensor_value_info("b", bf16, [None])])
-    other = helper.make_graph([helper.make_node("Identity", ["x"], ["b2"])], "else", [],
-                              [helper.make_tensor_value_info("b2", bf16, [None])])
-    node = helper.make_node("If", ["c"], ["y"], name="choose", then_branch=branch,
-                            else_branch=other)
+        [
+            helper.make_node("Relu", ["x"], ["h"], name="inner1"),
+            helper.make_node("Relu", ["h"], ["b"], name="inner2"),
+        ],
+        "then",
+        [],
+        [helper.make_tensor_value_info("b", bf16, [None])],
+    )
+    other = helper.make_graph(
+        [helper.make_node("Identity", ["x"], ["b2"])],
+        "else",
+        [],
+        [helper.make_tensor_value_info("b2", bf16, [None])],
+    )
+    node = helper.make_node(
+        "If", ["c"], ["y"], name="choose", then_branch=branch, else_branch=other
+    )
     graph = helper.make_graph(
-        [helper.make_node("Relu", ["x0"], ["x"], name="outer"), node], "g",
-        [helper.make_tensor_value_info("c", TensorProto.BOOL, []),
-         helper.make_tensor_value_info("x0", bf16, [None])],
-        [helper.make_tensor_value_info("y", bf16, [None])])
+        [helper.make_node("Relu", ["x0"], ["x"], name="outer"), node],
+        "g",
+        [
+            helper.make_tensor_value_info("c", TensorProto.BOOL, []),
+            helper.make_tensor_value_info("x0", bf16, [None]),
+        ],
+        [helper.make_tensor_value_info("y", bf16, [None])],
+    )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     legalized = legalize(model)
     onnx.checker.check_model(legalized, full_check=True)
@@ -181,9 +198,12 @@ def test_unknown_target():
 
 
 def test_model_without_relu_is_copied():
-    graph = helper.make_graph([helper.make_node("Neg", ["x"], ["y"])], "g",
-                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])])
+    graph = helper.make_graph(
+        [helper.make_node("Neg", ["x"], ["y"])],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])],
+    )
     model = helper.make_model(graph)
     legalized = legalize(model)
     assert legalized == model and legalized is not model

@@ -68,7 +68,9 @@ def test_every_relu_node_of_the_light_models_agrees_with_onnxruntime(capsys):
         # the only documented difference is onnxruntime's -0.0; nothing else may differ
         assert set(c.differences) <= {"-0.0 returned as -0.0 (onnx-relu: +0.0)"}, c
     with capsys.disabled():
-        print(f"\nlight models: {len(comparisons)} models,"
-              f" {sum(c.relu_nodes for c in comparisons)} Relu nodes,"
-              f" {sum(c.elements for c in comparisons)} elements compared with onnxruntime,"
-              f" differences: {[c.differences for c in comparisons if c.differences] or 'none'}")
+        print(
+            f"\nlight models: {len(comparisons)} models,"
+            f" {sum(c.relu_nodes for c in comparisons)} Relu nodes,"
+            f" {sum(c.elements for c in comparisons)} elements compared with onnxruntime,"
+            f" differences: {[c.differences for c in comparisons if c.differences] or 'none'}"
+        )

@@ -25,30 +25,56 @@ from tests.support.oracle import as_bits, expected_relu
 from tests.support.values import mixed_values
 
 
-def function_model(elem_types, opset: int = 14, function_opset: int | None = None,
-                   nested: bool = False) -> onnx.ModelProto:
+def function_model(
+    elem_types, opset: int = 14, function_opset: int | None = None, nested: bool = False
+) -> onnx.ModelProto:
     """A model calling the local function local.F (one Relu, in an If branch if ``nested``)
     once per element type in ``elem_types``, inputs x0, x1, ... to outputs y0, y1, ..."""
     relu = helper.make_node("Relu", ["a"], ["b"], name="inner")
     if nested:
-        branch = helper.make_graph([relu], "then", [],
-                                   [helper.make_value_info("b", onnx.TypeProto())])
-        other = helper.make_graph([helper.make_node("Identity", ["a"], ["b"])], "else", [],
-                                  [helper.make_value_info("b", onnx.TypeProto())])
-        condition = helper.make_node("Constant", [], ["c"], value=helper.make_tensor("c", TensorProto.BOOL, [], [True]))
-        nodes = [condition, helper.make_node("If", ["c"], ["b"], name="choose", then_branch=branch, else_branch=other)]
+        branch = helper.make_graph(
+            [relu], "then", [], [helper.make_value_info("b", onnx.TypeProto())]
+        )
+        other = helper.make_graph(
+            [helper.make_node("Identity", ["a"], ["b"])],
+            "else",
+            [],
+            [helper.make_value_info("b", onnx.TypeProto())],
+        )
+        condition = helper.make_node(
+            "Constant", [], ["c"], value=helper.make_tensor("c", TensorProto.BOOL, [], [True])
+        )
+        nodes = [
+            condition,
+            helper.make_node(
+                "If", ["c"], ["b"], name="choose", then_branch=branch, else_branch=other
+            ),
+        ]
     else:
         nodes = [relu]
-    body = helper.make_function("local", "F", ["a"], ["b"], nodes,
-                                opset_imports=[helper.make_opsetid("", function_opset or opset)])
-    calls = [helper.make_node("F", [f"x{i}"], [f"y{i}"], name=f"call{i}", domain="local")
-             for i in range(len(elem_types))]
+    body = helper.make_function(
+        "local",
+        "F",
+        ["a"],
+        ["b"],
+        nodes,
+        opset_imports=[helper.make_opsetid("", function_opset or opset)],
+    )
+    calls = [
+        helper.make_node("F", [f"x{i}"], [f"y{i}"], name=f"call{i}", domain="local")
+        for i in range(len(elem_types))
+    ]
     graph = helper.make_graph(
-        calls, "g",
+        calls,
+        "g",
         [helper.make_tensor_value_info(f"x{i}", t, [None]) for i, t in enumerate(elem_types)],
-        [helper.make_tensor_value_info(f"y{i}", t, [None]) for i, t in enumerate(elem_types)])
-    return helper.make_model(graph, functions=[body], opset_imports=[
-        helper.make_opsetid("", opset), helper.make_opsetid("local", 1)])
+        [helper.make_tensor_value_info(f"y{i}", t, [None]) for i, t in enumerate(elem_types)],
+    )
+    return helper.make_model(
+        graph,
+        functions=[body],
+        opset_imports=[helper.make_opsetid("", opset), helper.make_opsetid("local", 1)],
+    )
 
 
 @pytest.mark.parametrize("nested", [False, True], ids=["body", "if-in-body"])
@@ -86,7 +112,9 @@ def test_legalize_rewrites_relu_inside_a_function_and_onnxruntime_runs_it():
 @requires("onnxruntime")  # legalize probes onnxruntime
 def test_legalize_refuses_a_function_whose_calls_need_different_rewrites():
     model = function_model([TensorProto.BFLOAT16, TensorProto.INT16])
-    with pytest.raises(LegalizationError, match="called with tensor\\(bfloat16\\) and tensor\\(int16\\)"):
+    with pytest.raises(
+        LegalizationError, match="called with tensor\\(bfloat16\\) and tensor\\(int16\\)"
+    ):
         legalize(model)
 
 
@@ -96,5 +124,7 @@ def test_reference_evaluator_with_relu_in_function_bodies():
     (ours,) = ReluReferenceEvaluator(model).run(None, {"x0": x})
     assert np.array_equal(as_bits(ours), as_bits(expected_relu(x)))
     # onnx's evaluator with new_ops=[Relu] runs its own Relu inside the function (-0.0 kept).
-    (theirs,) = ReferenceEvaluator(model, new_ops=[Relu]).run(None, {"x0": np.array([-0.0], np.float16)})
+    (theirs,) = ReferenceEvaluator(model, new_ops=[Relu]).run(
+        None, {"x0": np.array([-0.0], np.float16)}
+    )
     assert np.signbit(theirs).tolist() == [True]

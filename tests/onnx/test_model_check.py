@@ -22,10 +22,15 @@ def _vi(name, elem_type=F, shape=(3,)):
 
 
 def test_a_valid_model_with_other_operators_has_no_findings():
-    nodes = [helper.make_node("Add", ["x", "x"], ["s"]), helper.make_node("Relu", ["s"], ["r"]),
-             helper.make_node("Mul", ["r", "r"], ["y"])]
-    assert check_model(_model(nodes, [_vi("x", TensorProto.INT64)],
-                              [_vi("y", TensorProto.INT64)])) == []
+    nodes = [
+        helper.make_node("Add", ["x", "x"], ["s"]),
+        helper.make_node("Relu", ["s"], ["r"]),
+        helper.make_node("Mul", ["r", "r"], ["y"]),
+    ]
+    assert (
+        check_model(_model(nodes, [_vi("x", TensorProto.INT64)], [_vi("y", TensorProto.INT64)]))
+        == []
+    )
 
 
 def test_type_not_allowed_finding_has_every_field():
@@ -46,22 +51,33 @@ def test_type_not_allowed_finding_has_every_field():
 
 def test_types_are_inferred_through_other_operators():
     # x (uint8) -> Relu -> Neg -> Relu: both Relus are judged; the second's type is inferred.
-    nodes = [helper.make_node("Relu", ["x"], ["a"], name="first"),
-             helper.make_node("Cast", ["a"], ["b"], to=TensorProto.INT8, name="cast"),
-             helper.make_node("Relu", ["b"], ["y"], name="second")]
-    findings = check_model(_model(nodes, [_vi("x", TensorProto.UINT8)],
-                                  [_vi("y", TensorProto.INT8)], opset=13))
+    nodes = [
+        helper.make_node("Relu", ["x"], ["a"], name="first"),
+        helper.make_node("Cast", ["a"], ["b"], to=TensorProto.INT8, name="cast"),
+        helper.make_node("Relu", ["b"], ["y"], name="second"),
+    ]
+    findings = check_model(
+        _model(nodes, [_vi("x", TensorProto.UINT8)], [_vi("y", TensorProto.INT8)], opset=13)
+    )
     assert [(f.node_name, f.op_index, f.input_type) for f in findings] == [
-        ("first", 0, "tensor(uint8)"), ("second", 2, "tensor(int8)")]
+        ("first", 0, "tensor(uint8)"),
+        ("second", 2, "tensor(int8)"),
+    ]
     assert "No Relu version allows it" in findings[0].message
     assert "tensor(int8) is allowed from Relu-14" in findings[1].message
 
 
 def test_unknown_type_is_reported_not_guessed():
-    nodes = [helper.make_node("Mystery", ["x"], ["m"], domain="com.example"),
-             helper.make_node("Relu", ["m"], ["y"], name="after_mystery")]
-    model = _model(nodes, [_vi("x")], [helper.make_empty_tensor_value_info("y")],
-                   extra_opsets=[("com.example", 1)])
+    nodes = [
+        helper.make_node("Mystery", ["x"], ["m"], domain="com.example"),
+        helper.make_node("Relu", ["m"], ["y"], name="after_mystery"),
+    ]
+    model = _model(
+        nodes,
+        [_vi("x")],
+        [helper.make_empty_tensor_value_info("y")],
+        extra_opsets=[("com.example", 1)],
+    )
     (finding,) = check_model(model)
     assert finding.kind == "type-unknown" and finding.input_type is None
     assert "the type of input 'm' cannot be inferred" in finding.message
@@ -87,33 +103,47 @@ def test_unknown_attribute_is_a_finding():
 
 
 def test_wrong_number_of_inputs_is_a_finding():
-    model = _model([helper.make_node("Relu", ["x", "x"], ["y"], name="two")], [_vi("x")],
-                   [_vi("y")])
+    model = _model(
+        [helper.make_node("Relu", ["x", "x"], ["y"], name="two")], [_vi("x")], [_vi("y")]
+    )
     kinds = [f.kind for f in check_model(model)]
     assert kinds == ["arity"]
 
 
 def test_relu_in_a_subgraph_is_judged_and_located():
     branch_out = _vi("b", TensorProto.INT16)
-    then_graph = helper.make_graph([helper.make_node("Relu", ["x"], ["b"], name="inner")],
-                                   "then", [], [branch_out])
-    else_graph = helper.make_graph([helper.make_node("Neg", ["x"], ["b"])], "else", [],
-                                   [branch_out])
-    node = helper.make_node("If", ["c"], ["y"], name="choose", then_branch=then_graph,
-                            else_branch=else_graph)
-    model = _model([node], [_vi("c", TensorProto.BOOL, ()), _vi("x", TensorProto.INT16)],
-                   [_vi("y", TensorProto.INT16)], opset=13)
+    then_graph = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["b"], name="inner")], "then", [], [branch_out]
+    )
+    else_graph = helper.make_graph(
+        [helper.make_node("Neg", ["x"], ["b"])], "else", [], [branch_out]
+    )
+    node = helper.make_node(
+        "If", ["c"], ["y"], name="choose", then_branch=then_graph, else_branch=else_graph
+    )
+    model = _model(
+        [node],
+        [_vi("c", TensorProto.BOOL, ()), _vi("x", TensorProto.INT16)],
+        [_vi("y", TensorProto.INT16)],
+        opset=13,
+    )
     (finding,) = check_model(model)
     assert finding.graph == "If node 'choose' (node #0).then_branch"
     assert finding.input_type == "tensor(int16)"
     assert str(finding).startswith(
-        "Relu node 'inner' (node #0) in If node 'choose' (node #0).then_branch: input 'x'")
+        "Relu node 'inner' (node #0) in If node 'choose' (node #0).then_branch: input 'x'"
+    )
 
 
 def test_initializer_types_are_known():
     weights = onnx.numpy_helper.from_array(np.zeros(3, np.int32), "w")
-    model = _model([helper.make_node("Relu", ["w"], ["y"])], [], [_vi("y", TensorProto.INT32)],
-                   opset=13, initializers=[weights])
+    model = _model(
+        [helper.make_node("Relu", ["w"], ["y"])],
+        [],
+        [_vi("y", TensorProto.INT32)],
+        opset=13,
+        initializers=[weights],
+    )
     (finding,) = check_model(model)
     assert finding.input_type == "tensor(int32)" and finding.node_name == ""
     assert str(finding).startswith("Relu node #0 (unnamed): ")

@@ -67,8 +67,13 @@ def test_backend_runs_allowed_types_bit_exactly_and_refuses_the_others(onnx_type
         backend.prepare(model)
     message = str(refused.value)
     version = onnx.defs.get_schema("Relu", opset).since_version
-    for expected in ["'relu_node'", "input 'x'", onnx_type, f"Relu-{version}",
-                     *sorted(allowed_types(opset))]:
+    for expected in [
+        "'relu_node'",
+        "input 'x'",
+        onnx_type,
+        f"Relu-{version}",
+        *sorted(allowed_types(opset)),
+    ]:
         assert expected in message
 
 
@@ -91,15 +96,18 @@ def classify_difference(onnx_type: str, x_bits: int, ort_bits: int, in_tail: boo
         if not in_tail and t.is_signalling_nan(x_bits) and ort_bits == x_bits | quiet:
             return "float16 signalling NaN returned quieted (sign and payload kept)"
         if in_tail and ort_bits == (x_bits & sign) | exponent | quiet:
-            return ("float16 NaN among the last (size mod 8) elements returned as the canonical"
-                    " quiet NaN of its sign (payload and signalling bit lost)")
+            return (
+                "float16 NaN among the last (size mod 8) elements returned as the canonical"
+                " quiet NaN of its sign (payload and signalling bit lost)"
+            )
     return None
 
 
 def _float16_tail_nans() -> np.ndarray:
     """Seven NaNs (quiet and signalling, both signs, with payloads) to end a float16 input."""
-    return np.array([0x7E05, 0xFE05, 0x7C01, 0xFC01, 0x7D55, 0xFD55, 0x7E00],
-                    dtype=np.uint16).view(np.float16)
+    return np.array([0x7E05, 0xFE05, 0x7C01, 0xFC01, 0x7D55, 0xFD55, 0x7E00], dtype=np.uint16).view(
+        np.float16
+    )
 
 
 def _ort_outcome(onnx_type: str, opset: int):
@@ -112,8 +120,11 @@ def _ort_outcome(onnx_type: str, opset: int):
         session = ort_helpers().inference_session(model)
     except Exception as error:  # noqa: BLE001 - onnxruntime's exception classes are its own
         first_line = str(error).splitlines()[0]
-        assert ("NOT_IMPLEMENTED" in first_line or "INVALID_GRAPH" in first_line
-                or onnxruntime_refusal(opset) is not None), first_line  # an opset it predates
+        assert (
+            "NOT_IMPLEMENTED" in first_line
+            or "INVALID_GRAPH" in first_line
+            or onnxruntime_refusal(opset) is not None
+        ), first_line  # an opset it predates
         return ("not run", first_line)
     (y,) = ort_helpers().run_session(session, {"x": x})
     assert y.dtype == x.dtype and y.shape == x.shape

@@ -57,8 +57,12 @@ CASES = {
     "int64-at-opset-6": (_node(), 6, TensorProto.INT64, ["type-not-allowed"]),
     "bfloat16-at-opset-12": (_node(), 12, TensorProto.BFLOAT16, ["type-not-allowed"]),
     "uint8-at-opset-14": (_node(), 14, TensorProto.UINT8, ["type-not-allowed"]),
-    "bool-at-the-latest-opset": (_node(), onnx.defs.onnx_opset_version(), TensorProto.BOOL,
-                                 ["type-not-allowed"]),
+    "bool-at-the-latest-opset": (
+        _node(),
+        onnx.defs.onnx_opset_version(),
+        TensorProto.BOOL,
+        ["type-not-allowed"],
+    ),
     "element-type-0-at-opset-14": (_node(), 14, TensorProto.UNDEFINED, ["type-not-allowed"]),
     "element-type-0-at-opset-6": (_node(), 6, TensorProto.UNDEFINED, ["type-not-allowed"]),
     "element-type-0-at-opset-1": (_node(), 1, TensorProto.UNDEFINED, ["type-not-allowed"]),
@@ -68,9 +72,16 @@ CASES = {
     "consumed_inputs-not-ints-at-opset-1": (_node(consumed_inputs=1.5), 1, F, ["attribute"]),
     "consumed_inputs-twice-at-opset-5": (
         _with_attribute(_node(consumed_inputs=[0]), helper.make_attribute("consumed_inputs", [1])),
-        5, F, ["attribute"]),
-    "alpha-and-int8-at-opset-13": (_node(alpha=0.5), 13, TensorProto.INT8,
-                                   ["attribute", "type-not-allowed"]),
+        5,
+        F,
+        ["attribute"],
+    ),
+    "alpha-and-int8-at-opset-13": (
+        _node(alpha=0.5),
+        13,
+        TensorProto.INT8,
+        ["attribute", "type-not-allowed"],
+    ),
     "two-inputs": (_node(inputs=("x", "x")), 14, F, ["arity"]),
     "two-outputs": (_node(outputs=("y", "z")), 14, F, ["arity"]),
     "empty-input-name": (_node(inputs=("",)), 14, F, ["arity"]),
@@ -79,8 +90,9 @@ CASES = {
 
 def _model(node: onnx.NodeProto, opset: int, elem_type: int) -> onnx.ModelProto:
     outputs = [helper.make_tensor_value_info(name, elem_type, [2]) for name in node.output if name]
-    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", elem_type, [2])],
-                              outputs)
+    graph = helper.make_graph(
+        [node], "g", [helper.make_tensor_value_info("x", elem_type, [2])], outputs
+    )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
     model.ir_version = 8  # read by every onnxruntime this project supports
     return model
@@ -139,8 +151,12 @@ def test_every_front_end_refuses_the_same_node_with_the_same_words(case):
 def test_element_type_0_is_refused_only_on_a_graph_input():
     """A graph output or value_info of element type 0 is an unknown type (shape inference fills
     it in), as before; a graph input of element type 0 declares a tensor of no type."""
-    graph = helper.make_graph([_node()], "g", [helper.make_tensor_value_info("x", F, [2])],
-                              [helper.make_tensor_value_info("y", TensorProto.UNDEFINED, [2])])
+    graph = helper.make_graph(
+        [_node()],
+        "g",
+        [helper.make_tensor_value_info("x", F, [2])],
+        [helper.make_tensor_value_info("y", TensorProto.UNDEFINED, [2])],
+    )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
     assert check_model(model) == []
     (y,) = backend.run_model(model, [np.array([-1.0, 2.0], np.float32)])
@@ -158,20 +174,33 @@ def test_attribute_of_the_wrong_kind_is_named():
 
 def _function_model(elem_type: int, opset: int) -> onnx.ModelProto:
     """A model whose one node calls the local function local.F, whose body is one Relu."""
-    body = helper.make_function("local", "F", ["a"], ["b"], [_node(("a",), ("b",))],
-                                opset_imports=[helper.make_opsetid("", opset)])
-    graph = helper.make_graph([helper.make_node("F", ["x"], ["y"], name="call", domain="local")],
-                              "g", [helper.make_tensor_value_info("x", elem_type, [2])],
-                              [helper.make_tensor_value_info("y", elem_type, [2])])
-    model = helper.make_model(graph, functions=[body], opset_imports=[
-        helper.make_opsetid("", opset), helper.make_opsetid("local", 1)])
+    body = helper.make_function(
+        "local",
+        "F",
+        ["a"],
+        ["b"],
+        [_node(("a",), ("b",))],
+        opset_imports=[helper.make_opsetid("", opset)],
+    )
+    graph = helper.make_graph(
+        [helper.make_node("F", ["x"], ["y"], name="call", domain="local")],
+        "g",
+        [helper.make_tensor_value_info("x", elem_type, [2])],
+        [helper.make_tensor_value_info("y", elem_type, [2])],
+    )
+    model = helper.make_model(
+        graph,
+        functions=[body],
+        opset_imports=[helper.make_opsetid("", opset), helper.make_opsetid("local", 1)],
+    )
     model.ir_version = 8
     return model
 
 
 @pytest.mark.parametrize(("elem_type", "opset"), [(TensorProto.INT8, 13), (0, 14), (0, 6)])
 def test_a_relu_inside_a_local_function_is_judged_alike_by_every_front_end_that_sees_it(
-        elem_type, opset):
+    elem_type, opset
+):
     """check_model, legalize, ort_session and ReluReferenceEvaluator judge the Relu in a local
     function's body for each call's input type; the backend runs no functions (it refuses the
     call node's operator); onnx's own ReferenceEvaluator runs its own Relu there (see

@@ -27,9 +27,11 @@ FUTURE_IR = 99
 
 def _relu_model(elem_type: int, opset: int, ir_version: int = FUTURE_IR) -> onnx.ModelProto:
     graph = helper.make_graph(
-        [helper.make_node("Relu", ["x"], ["y"], name="act")], "g",
+        [helper.make_node("Relu", ["x"], ["y"], name="act")],
+        "g",
         [helper.make_tensor_value_info("x", elem_type, [5])],
-        [helper.make_tensor_value_info("y", elem_type, [5])])
+        [helper.make_tensor_value_info("y", elem_type, [5])],
+    )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
     model.ir_version = ir_version
     return model
@@ -79,8 +81,9 @@ def test_the_library_session_takes_a_future_ir_version():
 def test_a_model_whose_opsets_need_the_newer_ir_version_gets_onnxruntimes_own_refusal(
     monkeypatch,
 ):
-    monkeypatch.setattr(onnx.helper, "find_min_ir_version_for",
-                        lambda opsets, ignore_unknown=False: FUTURE_IR)
+    monkeypatch.setattr(
+        onnx.helper, "find_min_ir_version_for", lambda opsets, ignore_unknown=False: FUTURE_IR
+    )
     with pytest.raises(Exception, match="Unsupported model IR version: 99"):
         ort.new_session(_relu_model(TensorProto.FLOAT, 14))
 
@@ -95,7 +98,9 @@ def test_other_refusals_are_onnxruntimes_own():
     assert "IR version" not in str(refused.value)
 
 
-@pytest.mark.parametrize(("opset", "ir_version"), [(1, 3), (2, 3), (4, 3), (5, 3), (9, 4), (21, 10)])
+@pytest.mark.parametrize(
+    ("opset", "ir_version"), [(1, 3), (2, 3), (4, 3), (5, 3), (9, 4), (21, 10)]
+)
 def test_lowest_ir_version_follows_onnxs_table_and_fills_the_opsets_it_skips(opset, ir_version):
     assert ort.lowest_ir_version([helper.make_opsetid("", opset)]) == ir_version
 
@@ -112,9 +117,11 @@ def test_a_future_ir_version_at_an_opset_the_table_skips_is_lowered_too():
     """ai.onnx 4 is not in onnx's table (it needs IR 3). onnxruntime has no Relu-1 kernel, so
     the model is an Identity."""
     graph = helper.make_graph(
-        [helper.make_node("Identity", ["x"], ["y"])], "g",
+        [helper.make_node("Identity", ["x"], ["y"])],
+        "g",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])],
+    )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 4)])
     model.ir_version = FUTURE_IR
     x = np.array([-1.5, 2.0], np.float32)

@@ -21,7 +21,8 @@ import pytest
 
 # Every test here runs the library inside onnxruntime; some Pythons have no onnxruntime wheel.
 onnxruntime = pytest.importorskip(
-    "onnxruntime", reason="onnxruntime is not installed (it has no wheel for this Python yet)")
+    "onnxruntime", reason="onnxruntime is not installed (it has no wheel for this Python yet)"
+)
 from onnx import TensorProto, helper  # noqa: E402
 
 import onnx_relu  # noqa: E402
@@ -47,7 +48,9 @@ from tests.support.onnxruntime_reach import skip_if_onnxruntime_predates  # noqa
 from tests.support.oracle import as_bits, expected_relu, mismatch_report  # noqa: E402
 
 ALL_OPSETS = range(1, LATEST_OPSET + 1)
-ALLOWED_CASES = [(t, opset) for opset in ALL_OPSETS for t in ONNX_NAMES if t in allowed_types(opset)]
+ALLOWED_CASES = [
+    (t, opset) for opset in ALL_OPSETS for t in ONNX_NAMES if t in allowed_types(opset)
+]
 FORBIDDEN_CASES = [
     (t, opset) for opset in ALL_OPSETS for t in ONNX_NAMES if t not in allowed_types(opset)
 ]
@@ -66,7 +69,8 @@ def session_for(model: onnx.ModelProto) -> onnxruntime.InferenceSession:
 def session_or_skip(model: onnx.ModelProto) -> onnxruntime.InferenceSession:
     """session_for, skipping (with onnxruntime's reason) an opset this onnxruntime predates."""
     skip_if_onnxruntime_predates(
-        max(entry.version for entry in model.opset_import if entry.domain in ("", "ai.onnx")))
+        max(entry.version for entry in model.opset_import if entry.domain in ("", "ai.onnx"))
+    )
     return session_for(model)
 
 
@@ -112,13 +116,21 @@ def test_every_allowed_type_and_opset_runs_bit_exactly(onnx_type, opset):
 @pytest.mark.parametrize("onnx_type", ONNX_NAMES)
 def test_shapes_scalars_empty_tensors_and_large_threaded_inputs(onnx_type):
     dtype, elem_type = relu_type(onnx_type).dtype, relu_type(onnx_type).elem_type
-    any_rank = graph_model([helper.make_node("Relu", ["x"], ["y"])],
-                           [value_info("x", elem_type, None)], [value_info("y", elem_type, None)],
-                           opset=21)
+    any_rank = graph_model(
+        [helper.make_node("Relu", ["x"], ["y"])],
+        [value_info("x", elem_type, None)],
+        [value_info("y", elem_type, None)],
+        opset=21,
+    )
     session = session_for(any_rank)
     large = sample_values(onnx_type, (6 << 20) // dtype.itemsize)  # above the 2 MiB split
-    for x in [sample_values(onnx_type, 60).reshape(3, 4, 5), sample_values(onnx_type, 1)[0:1]
-              .reshape(()), np.zeros((0, 3), dtype), large, large.reshape(2, 3, -1)]:
+    for x in [
+        sample_values(onnx_type, 60).reshape(3, 4, 5),
+        sample_values(onnx_type, 1)[0:1].reshape(()),
+        np.zeros((0, 3), dtype),
+        large,
+        large.reshape(2, 3, -1),
+    ]:
         (y,) = run_session(session, {"x": x})
         assert_exact(y, x, f"{onnx_type} shape {x.shape}")
 
@@ -139,8 +151,14 @@ def test_forbidden_types_are_refused_before_the_session(onnx_type, opset):
         session_for(model)
     message = str(refused.value)
     version = onnx.defs.get_schema("Relu", opset).since_version
-    for expected in ["'act'", "input 'x'", onnx_type, f"Relu-{version}", f"opset {opset}",
-                     *sorted(allowed_types(opset))]:
+    for expected in [
+        "'act'",
+        "input 'x'",
+        onnx_type,
+        f"Relu-{version}",
+        f"opset {opset}",
+        *sorted(allowed_types(opset)),
+    ]:
         assert expected in message
 
 
@@ -148,8 +166,10 @@ def test_the_library_alone_would_run_a_forbidden_type_which_is_why_ort_session_c
     """The library's merged schema replaces ONNX's per-version type rule (FIELD-NOTES)."""
     model = at_lowest_ir_version(relu_model("tensor(int8)", 12, shape=("n",)))
     session = onnxruntime.InferenceSession(
-        model.SerializeToString(), onnx_relu.ort_session_options(quiet_options()),
-        providers=["CPUExecutionProvider"])
+        model.SerializeToString(),
+        onnx_relu.ort_session_options(quiet_options()),
+        providers=["CPUExecutionProvider"],
+    )
     x = np.array([-3, 4], np.int8)
     assert session.run(None, {"x": x})[0].tolist() == [0, 4]
     with pytest.raises(UnsupportedTypeError):
@@ -177,15 +197,21 @@ def test_a_model_path_is_accepted(tmp_path):
 
 @pytest.mark.parametrize("opset", [14, 18, 21])
 def test_a_mixed_model_add_relu_int64_mul(opset):
-    nodes = [helper.make_node("Add", ["x", "bias"], ["h"], name="add"),
-             helper.make_node("Relu", ["h"], ["r"], name="act"),
-             helper.make_node("Mul", ["r", "scale"], ["y"], name="mul")]
+    nodes = [
+        helper.make_node("Add", ["x", "bias"], ["h"], name="add"),
+        helper.make_node("Relu", ["h"], ["r"], name="act"),
+        helper.make_node("Mul", ["r", "scale"], ["y"], name="mul"),
+    ]
     graph = helper.make_graph(
-        nodes, "mixed",
+        nodes,
+        "mixed",
         [helper.make_tensor_value_info("x", TensorProto.INT64, ["n"])],
         [helper.make_tensor_value_info("y", TensorProto.INT64, ["n"])],
-        initializer=[helper.make_tensor("bias", TensorProto.INT64, [], [-5]),
-                     helper.make_tensor("scale", TensorProto.INT64, [], [3])])
+        initializer=[
+            helper.make_tensor("bias", TensorProto.INT64, [], [-5]),
+            helper.make_tensor("scale", TensorProto.INT64, [], [3]),
+        ],
+    )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
     x = np.random.default_rng(opset).integers(-1000, 1000, 10_000)
     (y,) = run_session(session_for(model), {"x": x})
@@ -196,17 +222,22 @@ def test_a_mixed_model_add_relu_int64_mul(opset):
 
 
 def test_a_bfloat16_cast_relu_cast_chain():
-    nodes = [helper.make_node("Cast", ["x"], ["h"], to=TensorProto.BFLOAT16, name="down"),
-             helper.make_node("Relu", ["h"], ["r"], name="act"),
-             helper.make_node("Cast", ["r"], ["y"], to=TensorProto.FLOAT, name="up")]
+    nodes = [
+        helper.make_node("Cast", ["x"], ["h"], to=TensorProto.BFLOAT16, name="down"),
+        helper.make_node("Relu", ["h"], ["r"], name="act"),
+        helper.make_node("Cast", ["r"], ["y"], to=TensorProto.FLOAT, name="up"),
+    ]
     graph = helper.make_graph(
-        nodes, "bf16_chain",
+        nodes,
+        "bf16_chain",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n"])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n"])])
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n"])],
+    )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
     rng = np.random.default_rng(1)
-    x = np.concatenate([[-0.0, 0.0, -np.inf, np.inf, 1e-40, -1e-40],
-                        rng.standard_normal(5000) * 100]).astype(np.float32)
+    x = np.concatenate(
+        [[-0.0, 0.0, -np.inf, np.inf, 1e-40, -1e-40], rng.standard_normal(5000) * 100]
+    ).astype(np.float32)
     (y,) = run_session(session_for(model), {"x": x})
     want = onnx_relu.relu(x.astype(ml_dtypes.bfloat16)).astype(np.float32)
     assert np.array_equal(y.view(np.uint32), want.view(np.uint32))
@@ -264,8 +295,10 @@ def test_in_a_light_model_the_relu_nodes_run_unfused_on_the_library(tmp_path):
 
 def test_four_python_threads_run_sessions_at_once():
     shared = session_for(relu_model("tensor(float)", 14, shape=("n",)))
-    own = {t: session_for(relu_model(t, 21, shape=("n",))) for t in
-           ["tensor(bfloat16)", "tensor(int16)", "tensor(int64)"]}
+    own = {
+        t: session_for(relu_model(t, 21, shape=("n",)))
+        for t in ["tensor(bfloat16)", "tensor(int16)", "tensor(int64)"]
+    }
     failures: list[str] = []
     start = threading.Barrier(4)
 
@@ -293,9 +326,12 @@ def test_loading_the_library_twice_and_into_several_sessions():
     assert onnx_relu.ort_session_options(options) is options  # registered once only
     other = quiet_options()
     other.register_custom_ops_library(onnx_relu.ort_library_path())  # plain onnxruntime call
-    sessions = [onnxruntime.InferenceSession(model.SerializeToString(), o,
-                                             providers=["CPUExecutionProvider"])
-                for o in (options, options, other)]
+    sessions = [
+        onnxruntime.InferenceSession(
+            model.SerializeToString(), o, providers=["CPUExecutionProvider"]
+        )
+        for o in (options, options, other)
+    ]
     sessions.append(session_for(model))
     x = sample_values("tensor(int16)", 1000)
     for session in sessions:

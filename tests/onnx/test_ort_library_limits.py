@@ -25,13 +25,18 @@ def _deep_model(rank: int) -> onnx.ModelProto:
     dimensions, so the deep tensor is made inside the model."""
     deep = helper.make_tensor("deep", TensorProto.INT64, [rank], [1] * (rank - 1) + [-1])
     flat = helper.make_tensor("flat", TensorProto.INT64, [1], [-1])
-    nodes = [helper.make_node("Reshape", ["x", "deep"], ["d"]),
-             helper.make_node("Relu", ["d"], ["r"], name="relu"),
-             helper.make_node("Reshape", ["r", "flat"], ["y"])]
-    graph = helper.make_graph(nodes, "g",
-                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [6])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [6])],
-                              initializer=[deep, flat])
+    nodes = [
+        helper.make_node("Reshape", ["x", "deep"], ["d"]),
+        helper.make_node("Relu", ["d"], ["r"], name="relu"),
+        helper.make_node("Reshape", ["r", "flat"], ["y"]),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [6])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [6])],
+        initializer=[deep, flat],
+    )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
     model.ir_version = 8
     return model
@@ -68,9 +73,12 @@ def test_out_of_range_thread_counts_are_refused_before_the_library(count):
 
 
 def _relu_model() -> bytes:
-    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g",
-                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
+    graph = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["y"])],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])],
+    )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
     model.ir_version = 8
     return model.SerializeToString()
@@ -90,7 +98,8 @@ def test_registering_the_library_twice_by_path_adds_it_once():
     options.register_custom_ops_library(ort_library_path())
     options.register_custom_ops_library(ort_library_path())
     assert options.get_session_config_entry("onnx_relu.ort_library.registered") == "1"
-    session = onnxruntime.InferenceSession(_relu_model(), options,
-                                           providers=["CPUExecutionProvider"])
+    session = onnxruntime.InferenceSession(
+        _relu_model(), options, providers=["CPUExecutionProvider"]
+    )
     (y,) = run_session(session, {"x": np.array([-0.0, 2.0], np.float32)})
     assert not np.signbit(y).any()

@@ -36,8 +36,19 @@ def oldest_python() -> str:
     python, stamp = VENV / "bin" / "python", VENV / ".installed"
     if not stamp.exists():
         subprocess.run([sys.executable, "-m", "venv", "--clear", str(VENV)], check=True)
-        subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-                        f"onnxruntime=={OLDEST_ORT}", "numpy<2"], check=True)
+        subprocess.run(
+            [
+                str(python),
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "--disable-pip-version-check",
+                f"onnxruntime=={OLDEST_ORT}",
+                "numpy<2",
+            ],
+            check=True,
+        )
         stamp.touch()
     return str(python)
 
@@ -45,13 +56,20 @@ def oldest_python() -> str:
 def bfloat16_model(x: np.ndarray, opset: int) -> onnx.ModelProto:
     bits = numpy_helper.from_array(x.view(np.uint16), "x")
     initializer = helper.make_tensor("x", TensorProto.BFLOAT16, x.shape, bits.raw_data, raw=True)
-    nodes = [helper.make_node("Relu", ["x"], ["r"], name="act"),
-             helper.make_node("Cast", ["r"], ["y"], to=TensorProto.FLOAT, name="widen")]
-    graph = helper.make_graph(nodes, "bf16", [],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, list(x.shape))],
-                              initializer=[initializer])
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)],
-                             ir_version=IR_VERSION)
+    nodes = [
+        helper.make_node("Relu", ["x"], ["r"], name="act"),
+        helper.make_node("Cast", ["r"], ["y"], to=TensorProto.FLOAT, name="widen"),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "bf16",
+        [],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, list(x.shape))],
+        initializer=[initializer],
+    )
+    return helper.make_model(
+        graph, opset_imports=[helper.make_opsetid("", opset)], ir_version=IR_VERSION
+    )
 
 
 def test_every_allowed_type_and_opset_runs_bit_exactly_in_onnxruntime_1_16(tmp_path):
@@ -72,8 +90,11 @@ def test_every_allowed_type_and_opset_runs_bit_exactly_in_onnxruntime_1_16(tmp_p
             cases[name] = (onnx_type, x)
     assert len(cases) == 3 * 4 + 4 + 8 * 3
 
-    subprocess.run([oldest_python(), str(DRIVER), onnx_relu.ort_library_path(), str(tmp_path)],
-                   check=True, timeout=300)
+    subprocess.run(
+        [oldest_python(), str(DRIVER), onnx_relu.ort_library_path(), str(tmp_path)],
+        check=True,
+        timeout=300,
+    )
     report = json.loads((tmp_path / "errors.json").read_text())
     assert report["onnxruntime"] == OLDEST_ORT
     assert report["errors"] == {}
@@ -94,7 +115,14 @@ def test_every_allowed_type_and_opset_runs_bit_exactly_in_onnxruntime_1_16(tmp_p
 
 def test_the_oldest_environment_is_separate_and_old():
     python = oldest_python()
-    out = subprocess.run([python, "-c", "import numpy, onnxruntime;"
-                          "print(onnxruntime.__version__, numpy.__version__)"],
-                         capture_output=True, text=True, check=True).stdout.split()
+    out = subprocess.run(
+        [
+            python,
+            "-c",
+            "import numpy, onnxruntime;print(onnxruntime.__version__, numpy.__version__)",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
     assert out[0] == OLDEST_ORT and out[1].startswith("1.")

@@ -32,7 +32,9 @@ OVER_2_GIB = (1 << 31) + 64
 def listing(folder) -> dict[str, tuple[int, int]]:
     """Name -> (size, modification time) of every file: tests.support.cli.folder_state would
     read the sparse gigabytes."""
-    return {entry.name: (entry.stat().st_size, entry.stat().st_mtime_ns) for entry in os.scandir(folder)}
+    return {
+        entry.name: (entry.stat().st_size, entry.stat().st_mtime_ns) for entry in os.scandir(folder)
+    }
 
 
 def sparse_file(path, size: int) -> None:
@@ -40,8 +42,9 @@ def sparse_file(path, size: int) -> None:
         file.truncate(size)
 
 
-def model_with_external_data(folder, elem_type: int, itemsize: int, opset: int,
-                             nbytes: int = OVER_2_GIB):
+def model_with_external_data(
+    folder, elem_type: int, itemsize: int, opset: int, nbytes: int = OVER_2_GIB
+):
     """Relu(Add(w, w)) where w's data (nbytes, sparse) lives in w.bin: the Relu's input type
     is known only through shape inference."""
     count = nbytes // itemsize
@@ -51,8 +54,15 @@ def model_with_external_data(folder, elem_type: int, itemsize: int, opset: int,
     weights.external_data.add(key="length", value=str(count * itemsize))
     sparse_file(folder / "w.bin", count * itemsize)
     graph = helper.make_graph(
-        [helper.make_node("Add", ["w", "w"], ["t"]), helper.make_node("Relu", ["t"], ["y"], name="r")],
-        "big", [], [helper.make_tensor_value_info("y", elem_type, [count])], initializer=[weights])
+        [
+            helper.make_node("Add", ["w", "w"], ["t"]),
+            helper.make_node("Relu", ["t"], ["y"], name="r"),
+        ],
+        "big",
+        [],
+        [helper.make_tensor_value_info("y", elem_type, [count])],
+        initializer=[weights],
+    )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
     path = folder / "big.onnx"
     path.write_bytes(model.SerializeToString())
@@ -79,7 +89,11 @@ def test_legalize_keeps_over_2_gib_of_external_data_external(tmp_path):
     assert "Relu" not in [node.op_type for node in result.graph.node]  # bfloat16: rewritten
     done = run_cli("legalize", path, tmp_path / "legal.onnx")
     assert done.returncode == 0, done.stderr
-    assert onnx.load(tmp_path / "legal.onnx", load_external_data=False).graph.initializer[0].external_data
+    assert (
+        onnx.load(tmp_path / "legal.onnx", load_external_data=False)
+        .graph.initializer[0]
+        .external_data
+    )
     elsewhere = tmp_path / "other"
     elsewhere.mkdir()
     assert_cli_error(run_cli("legalize", path, elsewhere / "legal.onnx"), 2, "write OUT into")
@@ -98,7 +112,9 @@ def test_external_data_checks_hold_without_reading(tmp_path, monkeypatch):
     with pytest.raises(InvalidModelError, match="external tensor data cannot be read.*shorter"):
         check_model(path)
     (tmp_path / "w.bin").unlink()
-    with pytest.raises(InvalidModelError, match="external tensor data cannot be read.*not a regular file"):
+    with pytest.raises(
+        InvalidModelError, match="external tensor data cannot be read.*not a regular file"
+    ):
         check_model(path)
 
 
@@ -111,7 +127,9 @@ def test_files_over_2_gib_are_named_too_large_not_corrupt(tmp_path, suffix):
             check_model(path)
         assert_cli_error(run_cli("check", path), 2, "protobuf reads no message of 2 GiB")
     else:
-        with pytest.raises(InvalidTensorFileError, match="protobuf reads no message of 2 GiB.*\\.npy"):
+        with pytest.raises(
+            InvalidTensorFileError, match="protobuf reads no message of 2 GiB.*\\.npy"
+        ):
             read_tensor(path)
 
 

@@ -58,12 +58,17 @@ def test_onnx_builtin_reference_accepts_what_the_spec_forbids_and_this_op_refuse
 
 
 def test_a_chain_with_other_operators_runs_each_relu_on_onnx_relu():
-    nodes = [onnx.helper.make_node("Relu", ["x"], ["a"]),
-             onnx.helper.make_node("Neg", ["a"], ["b"]),
-             onnx.helper.make_node("Relu", ["b"], ["y"])]
+    nodes = [
+        onnx.helper.make_node("Relu", ["x"], ["a"]),
+        onnx.helper.make_node("Neg", ["a"], ["b"]),
+        onnx.helper.make_node("Relu", ["b"], ["y"]),
+    ]
     graph = onnx.helper.make_graph(
-        nodes, "g", [onnx.helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [3])],
-        [onnx.helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [3])])
+        nodes,
+        "g",
+        [onnx.helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [3])],
+        [onnx.helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [3])],
+    )
     model = onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", 14)])
     x = np.array([-1.0, 0.0, 2.0], np.float32)
     (y,) = ReferenceEvaluator(model, new_ops=[Relu]).run(None, {"x": x})
@@ -73,8 +78,9 @@ def test_a_chain_with_other_operators_runs_each_relu_on_onnx_relu():
 
 def _imported_modules_after(code: str) -> set[str]:
     script = code + "\nimport sys\nprint(' '.join(sorted(sys.modules)))"
-    output = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                            check=True).stdout
+    output = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+    ).stdout
     return set(output.split())
 
 

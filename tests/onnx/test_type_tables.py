@@ -26,7 +26,7 @@ LIBRARY_SOURCE = REPOSITORY / "src" / "ort" / "onnx_relu_ort.c"
 def kernel_types() -> dict[str, int]:
     """Each type of the kernel's X-macro and the width in bits of its integer type."""
     text = KERNEL_HEADER.read_text()
-    body = text[text.index("#define RELU_FOR_EACH_TYPE(X)"):]
+    body = text[text.index("#define RELU_FOR_EACH_TYPE(X)") :]
     body = body[: body.index("\n\n")]
     entries = re.findall(r"X\((\w+), int(\d+)_t, [^)]*\)", body)
     assert len(entries) == body.count("    X(")  # every entry has that form
@@ -37,7 +37,7 @@ def abi_element_numbers() -> dict[str, int]:
     """The ``ort_abi_element_type`` enumerators, by their TensorProto name."""
     text = ABI_HEADER.read_text()
     body = text[: text.index("} ort_abi_element_type;")]
-    body = body[body.rindex("typedef enum {"):]
+    body = body[body.rindex("typedef enum {") :]
     return {name: int(number) for name, number in re.findall(r"ORT_ABI_(\w+) = (\d+)", body)}
 
 

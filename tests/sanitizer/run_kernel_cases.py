@@ -20,8 +20,9 @@ at an odd address receives a buffer's address). So the kernel itself meets every
 offset within a cache line, and the other offsets exercise numpy's buffered path around it.
 
 After each call the result is compared, bit for bit, with the tests' independent oracle
-(``tests/support/oracle.py``, its vectorised form), and every byte of every buffer that is not an output element
-(canaries, the gaps of strided views, the whole input when out of place) must be unchanged.
+(``tests/support/oracle.py``, its vectorised form), and every byte of every buffer that is not an
+output element (canaries, the gaps of strided views, the whole input when out of place) must be
+unchanged.
 
 Exit status 0: every case passed. 1: a wrong result or a touched byte (listed). A sanitizer
 report aborts the process with a non-zero status before that; ``tools/sanitize.sh`` also scans
@@ -52,11 +53,11 @@ import numpy as np
 # The repository's root, for tests.support (this file runs as a script, not under pytest).
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-import onnx_relu  # noqa: E402
-from onnx_relu import relu, relu_ufunc  # noqa: E402
-from tests.support.dtypes import RELU_DTYPES, bits_dtype  # noqa: E402
-from tests.support.oracle import expected_relu, mismatch_report  # noqa: E402
-from tests.support.values import mixed_values  # noqa: E402
+import onnx_relu
+from onnx_relu import relu, relu_ufunc
+from tests.support.dtypes import RELU_DTYPES, bits_dtype
+from tests.support.oracle import expected_relu, mismatch_report
+from tests.support.values import mixed_values
 
 #: Every size from empty to a little past 256 elements (every vector tail of every width).
 SMALL_SIZES: Sequence[int] = range(258)
@@ -70,8 +71,30 @@ OFFSETS: Sequence[int] = range(64)
 #: GIL released around threaded calls). So the default keeps every layout and type, and sizes at
 #: each vector width's boundaries and offsets with every alignment an element can have (odd,
 #: 2, 4, 8 bytes; a cache line's end): about 2 % of the full sweep's cases.
-GLUE_SIZES: Sequence[int] = (0, 1, 2, 3, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128,
-                             129, 255, 256, 257)
+GLUE_SIZES: Sequence[int] = (
+    0,
+    1,
+    2,
+    3,
+    7,
+    8,
+    9,
+    15,
+    16,
+    17,
+    31,
+    32,
+    33,
+    63,
+    64,
+    65,
+    127,
+    128,
+    129,
+    255,
+    256,
+    257,
+)
 GLUE_OFFSETS: Sequence[int] = (0, 1, 2, 3, 4, 6, 8, 12, 16, 31, 32, 63)
 #: Offsets of the default sweep's threaded and streaming phases.
 GLUE_SPARSE_OFFSETS: Sequence[int] = (0, 1, 8, 33, 63)
@@ -121,7 +144,11 @@ def place(
     if strides is None:  # C-contiguous
         strides = (shape[1] * itemsize, itemsize) if len(shape) == 2 else (itemsize,)
     empty = 0 in shape
-    extent = 0 if empty else itemsize + sum((n - 1) * abs(s) for n, s in zip(shape, strides))
+    extent = (
+        0
+        if empty
+        else itemsize + sum((n - 1) * abs(s) for n, s in zip(shape, strides, strict=True))
+    )
     if aligned:
         raw = np.full(extent + 128, CANARY, dtype=np.uint8)
         start = (offset - raw.ctypes.data) % 64
@@ -132,7 +159,7 @@ def place(
     # stride the view's first element is at the far end.
     first = start
     if not empty:
-        first += sum((n - 1) * -s for n, s in zip(shape, strides) if s < 0)
+        first += sum((n - 1) * -s for n, s in zip(shape, strides, strict=True) if s < 0)
     view = np.ndarray(shape, dtype=dtype, buffer=raw, offset=first, strides=strides)
     return Operand(raw, view)
 
@@ -255,7 +282,9 @@ class Pools:
             ubits = bits_dtype(dtype)
             self.inputs[dtype] = values.view(ubits)
             self.expected[dtype] = expected_relu(values).view(ubits)
-            self.poison[dtype] = np.full(longest * dtype.itemsize, POISON, dtype=np.uint8).view(ubits)
+            self.poison[dtype] = np.full(longest * dtype.itemsize, POISON, dtype=np.uint8).view(
+                ubits
+            )
 
 
 def run_case(case: Case, pools: Pools, dtype: np.dtype, tally: Tally, where: tuple) -> None:
@@ -288,8 +317,14 @@ def run_case(case: Case, pools: Pools, dtype: np.dtype, tally: Tally, where: tup
     got = np.asarray(result).view(ubits)
     if got.tobytes() != want.tobytes():
         shaped = x.view.shape
-        fail("wrong result: " + mismatch_report(
-            inputs.reshape(shaped).view(dtype), got.view(dtype), want.reshape(shaped).view(dtype)))
+        fail(
+            "wrong result: "
+            + mismatch_report(
+                inputs.reshape(shaped).view(dtype),
+                got.view(dtype),
+                want.reshape(shaped).view(dtype),
+            )
+        )
         return
     if case.in_place:
         # Put the input back: then the whole buffer must equal its state before the call.
@@ -307,8 +342,12 @@ def run_case(case: Case, pools: Pools, dtype: np.dtype, tally: Tally, where: tup
 
 def streaming_isas() -> list[str]:
     """The streaming-store code paths this CPU can run, best first ("none": plain stores)."""
-    order = ["stnp", "none"] if platform.machine() in {"aarch64", "arm64"} else ["avx512", "avx2", "sse2", "none"]
-    return order[order.index(onnx_relu.tuning.kernel_tuning()["best_nt_isa"]):]
+    order = (
+        ["stnp", "none"]
+        if platform.machine() in {"aarch64", "arm64"}
+        else ["avx512", "avx2", "sse2", "none"]
+    )
+    return order[order.index(onnx_relu.tuning.kernel_tuning()["best_nt_isa"]) :]
 
 
 def kernel_threads(count: int) -> AbstractContextManager:
@@ -340,7 +379,8 @@ def sweep(
 
 
 def concurrent_python_threads(pools: Pools, tally: Tally, n: int, rounds: int) -> int:
-    """PYTHON_THREADS threads at once: shared input into own outputs, and each in place on its own."""
+    """PYTHON_THREADS threads at once: shared input into own outputs, and each in place on its
+    own."""
     errors: list[str] = []
     barrier = threading.Barrier(PYTHON_THREADS)
     calls = [0] * PYTHON_THREADS
@@ -356,7 +396,10 @@ def concurrent_python_threads(pools: Pools, tally: Tally, n: int, rounds: int) -
                     own = pools.inputs[dtype][:n].copy().view(dtype)
                     relu(own, out=own)
                     calls[index] += 2
-                    if not (np.array_equal(out.view(ubits), want) and np.array_equal(own.view(ubits), want)):
+                    if not (
+                        np.array_equal(out.view(ubits), want)
+                        and np.array_equal(own.view(ubits), want)
+                    ):
                         errors.append(f"thread {index} round {r} {dtype}: wrong result")
         except Exception as exc:  # noqa: BLE001
             errors.append(f"thread {index}: {type(exc).__name__}: {exc}")
@@ -397,16 +440,30 @@ def parse_sizes(text: str) -> list[int]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--large-sizes", type=parse_sizes, default=None,
-                        help=f"element counts of the large cases (default {list(LARGE_SIZES)})")
-    parser.add_argument("--thread-counts", type=parse_sizes, default=None,
-                        help=f"kernel thread counts (default {list(THREAD_COUNTS)})")
+    parser.add_argument(
+        "--large-sizes",
+        type=parse_sizes,
+        default=None,
+        help=f"element counts of the large cases (default {list(LARGE_SIZES)})",
+    )
+    parser.add_argument(
+        "--thread-counts",
+        type=parse_sizes,
+        default=None,
+        help=f"kernel thread counts (default {list(THREAD_COUNTS)})",
+    )
     parser.add_argument("--max-failures", type=int, default=20)
-    parser.add_argument("--full", action="store_true",
-                        help="the full sweep: every size 0..257 and offset 0..63 with one thread,"
-                        " every streaming ISA (about 2.6 million cases; minutes)")
-    parser.add_argument("--allow-unsanitized", action="store_true",
-                        help="run against a plain build too (a correctness sweep only)")
+    parser.add_argument(
+        "--full",
+        action="store_true",
+        help="the full sweep: every size 0..257 and offset 0..63 with one thread,"
+        " every streaming ISA (about 2.6 million cases; minutes)",
+    )
+    parser.add_argument(
+        "--allow-unsanitized",
+        action="store_true",
+        help="run against a plain build too (a correctness sweep only)",
+    )
     args = parser.parse_args(argv)
 
     problems = check_sanitized_build()
@@ -456,18 +513,24 @@ def main(argv: list[str] | None = None) -> int:
         )
         with kernel_threads(count), tuning:
             ran = sweep(phase, sizes, offsets, layouts, pools, tally, args.max_failures)
-        print(f"{phase}: {ran} cases ({len(layouts)} layouts x {len(RELU_DTYPES)} types x"
-              f" {len(sizes)} sizes x {len(offsets)} offsets) in {time.perf_counter() - t:.1f} s")
+        print(
+            f"{phase}: {ran} cases ({len(layouts)} layouts x {len(RELU_DTYPES)} types x"
+            f" {len(sizes)} sizes x {len(offsets)} offsets) in {time.perf_counter() - t:.1f} s"
+        )
         if len(tally.failures) >= args.max_failures:
             break
     if len(tally.failures) < args.max_failures:
         t = time.perf_counter()
         ran = concurrent_python_threads(pools, tally, n_concurrent, rounds=3)
-        print(f"python threads: {ran} calls ({PYTHON_THREADS} threads, n={n_concurrent})"
-              f" in {time.perf_counter() - t:.1f} s")
+        print(
+            f"python threads: {ran} calls ({PYTHON_THREADS} threads, n={n_concurrent})"
+            f" in {time.perf_counter() - t:.1f} s"
+        )
 
-    print(f"total: {tally.cases} cases in {time.perf_counter() - t0:.1f} s,"
-          f" {len(tally.failures)} failures")
+    print(
+        f"total: {tally.cases} cases in {time.perf_counter() - t0:.1f} s,"
+        f" {len(tally.failures)} failures"
+    )
     for message in tally.failures:
         print(f"FAIL {message}", file=sys.stderr)
     return 1 if tally.failures else 0

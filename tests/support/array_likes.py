@@ -54,7 +54,9 @@ class UfuncHandlingTable(UfuncHandler):
     """A table of columns (a pandas DataFrame stand-in): ``dtypes`` per column, no ``dtype``."""
 
     def __init__(self, columns: list[np.ndarray]) -> None:
-        super().__init__(np.stack([np.asarray(c) for c in columns], axis=1) if columns else np.empty((0, 0)))
+        super().__init__(
+            np.stack([np.asarray(c) for c in columns], axis=1) if columns else np.empty((0, 0))
+        )
         self.column_dtypes = [np.asarray(c).dtype for c in columns]
 
     @property

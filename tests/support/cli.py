@@ -45,7 +45,11 @@ def run_cli(
 ) -> subprocess.CompletedProcess:
     """Run the installed ``onnx-relu`` (or ``command``) with ``args``; capture its output."""
     return subprocess.run(
-        [*command, *map(str, args)], capture_output=True, text=True, cwd=cwd, timeout=timeout,
+        [*command, *map(str, args)],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=timeout,
         preexec_fn=preexec_fn,
     )
 

@@ -87,8 +87,11 @@ class ReluType:
 
     def is_nan(self, bits: int) -> bool:
         """Whether an element's bit pattern is a NaN: exponent all ones, mantissa not zero."""
-        return self.is_float and (bits & self.exponent_mask) == self.exponent_mask and (
-            bits & self.mantissa_mask) != 0
+        return (
+            self.is_float
+            and (bits & self.exponent_mask) == self.exponent_mask
+            and (bits & self.mantissa_mask) != 0
+        )
 
     def is_signalling_nan(self, bits: int) -> bool:
         return self.is_nan(bits) and not bits & self.quiet_bit

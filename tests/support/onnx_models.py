@@ -35,15 +35,26 @@ def allowed_types(opset: int) -> set[str]:
     return set(schema.type_constraints[0].allowed_type_strs)
 
 
-def value_info(name: str, elem_type: int = TensorProto.FLOAT,
-               shape: Sequence[int | str | None] | None = (None,)) -> onnx.ValueInfoProto:
+def value_info(
+    name: str,
+    elem_type: int = TensorProto.FLOAT,
+    shape: Sequence[int | str | None] | None = (None,),
+) -> onnx.ValueInfoProto:
     """A typed graph input or output; ``shape`` None: of unknown rank."""
     return helper.make_tensor_value_info(name, elem_type, None if shape is None else list(shape))
 
 
-def graph_model(nodes: Iterable[onnx.NodeProto], inputs, outputs, *, opset: int = 14,
-                initializers: Iterable[onnx.TensorProto] = (), domain: str = "",
-                extra_opsets: Iterable[tuple[str, int]] = (), **model_fields) -> onnx.ModelProto:
+def graph_model(
+    nodes: Iterable[onnx.NodeProto],
+    inputs,
+    outputs,
+    *,
+    opset: int = 14,
+    initializers: Iterable[onnx.TensorProto] = (),
+    domain: str = "",
+    extra_opsets: Iterable[tuple[str, int]] = (),
+    **model_fields,
+) -> onnx.ModelProto:
     """A model of one graph importing ``domain`` (ai.onnx: "") at ``opset``, and any
     ``extra_opsets`` as (domain, version) pairs."""
     graph = helper.make_graph(list(nodes), "g", inputs, outputs, initializer=list(initializers))
@@ -52,8 +63,9 @@ def graph_model(nodes: Iterable[onnx.NodeProto], inputs, outputs, *, opset: int 
     return helper.make_model(graph, opset_imports=opsets, **model_fields)
 
 
-def relu_model(onnx_type: str, opset: int, shape=(None,), *, name: str = "relu",
-               **attributes) -> onnx.ModelProto:
+def relu_model(
+    onnx_type: str, opset: int, shape=(None,), *, name: str = "relu", **attributes
+) -> onnx.ModelProto:
     """One Relu node ``name`` from graph input "x" to graph output "y", both of ``onnx_type``."""
     elem_type = relu_type(onnx_type).elem_type
     graph = helper.make_graph(

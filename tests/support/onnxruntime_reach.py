@@ -38,17 +38,20 @@ def onnxruntime_refusal(opset: int) -> str | None:
     import onnxruntime
 
     graph = helper.make_graph(
-        [helper.make_node("Identity", ["x"], ["y"])], "reach",
+        [helper.make_node("Identity", ["x"], ["y"])],
+        "reach",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])])
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])],
+    )
     opsets = [helper.make_opsetid("", opset)]
     model = helper.make_model(graph, opset_imports=opsets)
     model.ir_version = lowest_ir_version(opsets) or onnx.IR_VERSION
     options = onnxruntime.SessionOptions()
     options.log_severity_level = 3
     try:
-        onnxruntime.InferenceSession(model.SerializeToString(), options,
-                                     providers=["CPUExecutionProvider"])
+        onnxruntime.InferenceSession(
+            model.SerializeToString(), options, providers=["CPUExecutionProvider"]
+        )
     except Exception as error:  # noqa: BLE001 - onnxruntime raises its own exception classes
         lines = str(error).strip().splitlines()
         return lines[0].split(") ")[-1] if lines else repr(error)
@@ -61,5 +64,7 @@ def skip_if_onnxruntime_predates(opset: int) -> None:
     if refusal is not None:
         import onnxruntime
 
-        pytest.skip(f"onnxruntime {onnxruntime.__version__} cannot load opset {opset} models"
-                    f" ({onnx.__name__} {onnx.__version__} makes them): {refusal}")
+        pytest.skip(
+            f"onnxruntime {onnxruntime.__version__} cannot load opset {opset} models"
+            f" ({onnx.__name__} {onnx.__version__} makes them): {refusal}"
+        )

@@ -13,8 +13,9 @@ from types import ModuleType
 
 import pytest
 
-OPTIONAL_PACKAGES = frozenset({"onnx", "onnxruntime", "zarr", "numcodecs", "dask", "distributed",
-                               "matplotlib", "tqdm"})
+OPTIONAL_PACKAGES = frozenset(
+    {"onnx", "onnxruntime", "zarr", "numcodecs", "dask", "distributed", "matplotlib", "tqdm"}
+)
 
 
 def missing_optional_package(error: BaseException | None) -> str | None:
@@ -61,8 +62,9 @@ EXAMPLES_NEED = {
 def requires(*packages: str) -> pytest.MarkDecorator:
     """Mark a test that needs ``packages``: skipped, naming the first missing one."""
     missing = [package for package in packages if importlib.util.find_spec(package) is None]
-    return pytest.mark.skipif(bool(missing), reason=skip_reason("this test", missing[0])
-                              if missing else "")
+    return pytest.mark.skipif(
+        bool(missing), reason=skip_reason("this test", missing[0]) if missing else ""
+    )
 
 
 HAVE_ONNXRUNTIME = importlib.util.find_spec("onnxruntime") is not None

@@ -65,8 +65,12 @@ def same_bits(a: object, b: object) -> bool:
 # --- element by element, numeric comparison --------------------------------------------------
 
 # struct formats that read a float element's bit pattern as a Python float.
-_STRUCT_FLOAT = {"float16": ("<H", "<e", 0), "float32": ("<I", "<f", 0), "float64": ("<Q", "<d", 0),
-                 "bfloat16": ("<I", "<f", 16)}  # bfloat16: the top half of a float32
+_STRUCT_FLOAT = {
+    "float16": ("<H", "<e", 0),
+    "float32": ("<I", "<f", 0),
+    "float64": ("<Q", "<d", 0),
+    "bfloat16": ("<I", "<f", 16),
+}  # bfloat16: the top half of a float32
 
 
 def decode(rtype: ReluType, bits: int) -> int | float:
@@ -123,7 +127,8 @@ def mismatch_report(x: object, got: object, want: object, limit: int = 5) -> str
     xb, gb, wb = (as_bits(a).reshape(-1) for a in (x, got, want))
     where = np.flatnonzero(gb != wb)
     shown = ", ".join(
-        f"[{i}] x=0x{int(xb[i]):x} got=0x{int(gb[i]):x} want=0x{int(wb[i]):x}" for i in where[:limit]
+        f"[{i}] x=0x{int(xb[i]):x} got=0x{int(gb[i]):x} want=0x{int(wb[i]):x}"
+        for i in where[:limit]
     )
     return f"{where.size} of {gb.size} elements differ: {shown}"
 

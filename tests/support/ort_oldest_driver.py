@@ -27,12 +27,13 @@ def main(library: str, folder: str) -> None:
         options.register_custom_ops_library(library)
         try:
             session = onnxruntime.InferenceSession(
-                model_path, options, providers=["CPUExecutionProvider"])
+                model_path, options, providers=["CPUExecutionProvider"]
+            )
             input_path = os.path.join(folder, name + ".npy")
             feeds = {"x": np.load(input_path)} if os.path.exists(input_path) else {}
             (y,) = session.run(None, feeds)
             np.save(os.path.join(folder, name + ".out.npy"), y)
-        except Exception as error:  # reported to the test, which fails on any
+        except Exception as error:  # noqa: BLE001 - reported to the test, which fails on any
             errors[name] = f"{type(error).__name__}: {error}"
     with open(os.path.join(folder, "errors.json"), "w") as stream:
         json.dump({"onnxruntime": onnxruntime.__version__, "errors": errors}, stream)

@@ -48,7 +48,12 @@ def any_dtype(draw: st.DrawFn, refused: bool = True) -> np.dtype:
     # three in four draws an allowed type, so that most calls reach the kernel
     pick_refused = refused and draw(st.sampled_from([False, False, False, True]))
     dtype = draw(st.sampled_from(REFUSED_RAW_DTYPES if pick_refused else RELU_DTYPES))
-    if dtype.byteorder not in "|" and dtype.itemsize > 1 and dtype.fields is None and draw(st.booleans()):
+    if (
+        dtype.byteorder not in "|"
+        and dtype.itemsize > 1
+        and dtype.fields is None
+        and draw(st.booleans())
+    ):
         dtype = dtype.newbyteorder("S")
     return dtype
 
@@ -60,9 +65,13 @@ def element_bits(dtype: np.dtype) -> st.SearchStrategy[int]:
     mask = (1 << t.width) - 1
     choices = [st.integers(0, mask), st.sampled_from(as_bits(special_values(t.dtype)).tolist())]
     if t.is_float and t.name != "bfloat16":  # Hypothesis draws IEEE floats of 16, 32, 64 bits
-        float_format, int_format = {2: ("<e", "<H"), 4: ("<f", "<I"), 8: ("<d", "<Q")}[t.dtype.itemsize]
+        float_format, int_format = {2: ("<e", "<H"), 4: ("<f", "<I"), 8: ("<d", "<Q")}[
+            t.dtype.itemsize
+        ]
         floats = st.floats(width=t.width, allow_nan=True, allow_infinity=True, allow_subnormal=True)
-        choices.append(floats.map(lambda v: struct.unpack(int_format, struct.pack(float_format, v))[0]))
+        choices.append(
+            floats.map(lambda v: struct.unpack(int_format, struct.pack(float_format, v))[0])
+        )
     elif not t.is_float:
         choices.append(st.integers(-1000, 1000).map(lambda v: v & mask))
     return st.one_of(*choices)
@@ -94,7 +103,9 @@ def _fill_specials(view: np.ndarray, draw: st.DrawFn) -> None:
 
 
 @st.composite
-def arrays_any_layout(draw: st.DrawFn, dtype_strategy=None, max_side: int = 9, max_ndim: int = 3) -> Drawn:
+def arrays_any_layout(
+    draw: st.DrawFn, dtype_strategy=None, max_side: int = 9, max_ndim: int = 3
+) -> Drawn:
     """An array of random bytes (plus special values) in a random layout.
 
     Layouts: 0 to ``max_ndim`` dimensions; per axis a step of 1, 2, -1 or -3; an optional
@@ -105,10 +116,12 @@ def arrays_any_layout(draw: st.DrawFn, dtype_strategy=None, max_side: int = 9, m
     shape = tuple(draw(st.lists(st.integers(0, max_side), min_size=ndim, max_size=ndim)))
     steps = tuple(draw(st.lists(st.sampled_from([1, 1, 2, -1, -3]), min_size=ndim, max_size=ndim)))
     offset = draw(st.integers(0, 15))
-    full_shape = tuple(n * abs(s) for n, s in zip(shape, steps))
+    full_shape = tuple(n * abs(s) for n, s in zip(shape, steps, strict=True))
     count = int(np.prod(full_shape, dtype=np.int64))
     seed = draw(st.integers(0, 2**32 - 1))
-    raw = np.random.default_rng(seed).integers(0, 256, size=offset + count * dtype.itemsize, dtype=np.uint8)
+    raw = np.random.default_rng(seed).integers(
+        0, 256, size=offset + count * dtype.itemsize, dtype=np.uint8
+    )
     base = raw[offset:].view(dtype).reshape(full_shape)
     view = base[tuple(slice(None, None, s) for s in steps) + (Ellipsis,)]  # 0-d stays an array
     if ndim > 1 and draw(st.booleans()):
@@ -129,21 +142,25 @@ def mutated_bytes(draw: st.DrawFn, seeds: list[bytes]) -> bytes:
     splices with another seed, insertions and deletions."""
     data = bytearray(draw(st.sampled_from(seeds)))
     for _ in range(draw(st.integers(1, 4))):
-        kind = draw(st.sampled_from(["flip", "flip", "byte", "truncate", "splice", "insert", "delete"]))
+        kind = draw(
+            st.sampled_from(["flip", "flip", "byte", "truncate", "splice", "insert", "delete"])
+        )
         position = draw(st.integers(0, len(data)))
         if kind == "flip" and position < len(data):
             data[position] ^= 1 << draw(st.integers(0, 7))
         elif kind == "byte" and position < len(data):
-            data[position] = draw(st.sampled_from([0x00, 0xFF, 0x7F, 0x80, 0x01, draw(st.integers(0, 255))]))
+            data[position] = draw(
+                st.sampled_from([0x00, 0xFF, 0x7F, 0x80, 0x01, draw(st.integers(0, 255))])
+            )
         elif kind == "truncate":
             del data[position:]
         elif kind == "splice":
             other = draw(st.sampled_from(seeds))
-            data[position:] = other[draw(st.integers(0, len(other))):]
+            data[position:] = other[draw(st.integers(0, len(other))) :]
         elif kind == "insert":
             data[position:position] = draw(st.binary(min_size=1, max_size=8))
         elif kind == "delete":
-            del data[position:position + draw(st.integers(1, 8))]
+            del data[position : position + draw(st.integers(1, 8))]
     return bytes(data)
 
 
@@ -165,7 +182,8 @@ def _is_parser_warning(warning: warnings.WarningMessage) -> bool:
     # about an invalid escape ('\d') or a number run into a name ('1if'); the header is then
     # refused (or read); under -W error the warning becomes a SyntaxError, so the refusal.
     return warning.filename == "<unknown>" and issubclass(
-        warning.category, (DeprecationWarning, SyntaxWarning))
+        warning.category, (DeprecationWarning, SyntaxWarning)
+    )
 
 
 @contextlib.contextmanager

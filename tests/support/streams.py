@@ -68,8 +68,9 @@ class Done:
         """Exit ``status`` with one ``error:`` line holding ``fragment``; no traceback, and
         none of Python's "Exception ignored" shutdown noise."""
         assert self.returncode == status, (self.returncode, self.stderr)
-        assert "Traceback" not in self.stderr and "Exception ignored" not in self.stderr, \
+        assert "Traceback" not in self.stderr and "Exception ignored" not in self.stderr, (
             self.stderr
+        )
         lines = self.error_lines()
         assert len(lines) == 1, self.stderr
         assert fragment in lines[0], f"{fragment!r} not in {lines[0]!r}"
@@ -101,24 +102,32 @@ def run_to_pipe(
         os.set_blocking(write_end, False)
     stdin_pipe = subprocess.PIPE if stdin is not None else subprocess.DEVNULL
     process = subprocess.Popen(
-        [SCRIPT, *map(str, args)], stdin=stdin_pipe, stdout=write_end, stderr=subprocess.PIPE,
-        cwd=cwd, env=environment(unbuffered), preexec_fn=preexec_fn,
+        [SCRIPT, *map(str, args)],
+        stdin=stdin_pipe,
+        stdout=write_end,
+        stderr=subprocess.PIPE,
+        cwd=cwd,
+        env=environment(unbuffered),
+        preexec_fn=preexec_fn,
     )
     os.close(write_end)
     received = bytearray()
     errors: list[bytes] = []
     feeder = None
     if stdin is not None:
+
         def feed() -> None:
             assert process.stdin is not None
             with contextlib.suppress(BrokenPipeError):
                 process.stdin.write(stdin)
             with contextlib.suppress(BrokenPipeError):
                 process.stdin.close()
+
         feeder = threading.Thread(target=feed, daemon=True)
         feeder.start()
     collector = threading.Thread(
-        target=lambda: errors.append(process.stderr.read()), daemon=True  # type: ignore[union-attr]
+        target=lambda: errors.append(process.stderr.read()),
+        daemon=True,  # type: ignore[union-attr]
     )
     collector.start()
     deadline = time.monotonic() + timeout
@@ -161,9 +170,14 @@ def run_plain(
     done = subprocess.run(
         [SCRIPT, *map(str, args)],
         input=stdin if isinstance(stdin, bytes) else None,
-        stdin=stdin if isinstance(stdin, int) else (None if isinstance(stdin, bytes)
-                                                    else subprocess.DEVNULL),
-        stdout=stdout, stderr=subprocess.PIPE, cwd=cwd, env=env, preexec_fn=preexec_fn,
+        stdin=stdin
+        if isinstance(stdin, int)
+        else (None if isinstance(stdin, bytes) else subprocess.DEVNULL),
+        stdout=stdout,
+        stderr=subprocess.PIPE,
+        cwd=cwd,
+        env=env,
+        preexec_fn=preexec_fn,
         timeout=timeout,
     )
     return Done(done.returncode, done.stdout or b"", done.stderr.decode(errors="replace"))

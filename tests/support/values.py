@@ -45,7 +45,7 @@ def _float_patterns(t: ReluType) -> list[int]:
         mantissa,                  # largest subnormal
         mantissa + 1,              # smallest normal
         t.one | quiet,             # 1.5
-    ]
+    ]  # fmt: skip
     patterns = []
     for p in positives:
         patterns += [p, t.sign_mask | p]  # and the same with the sign bit set

@@ -25,7 +25,7 @@ from onnx_relu import (
 from onnx_relu.tuning import MAX_THREADS, get_num_threads, kernel_tuning, num_threads
 
 if TYPE_CHECKING:
-    from typing_extensions import assert_type
+    from typing import assert_type
 
     assert_type(relu_ufunc, np.ufunc)
     assert_type(MAX_THREADS, int)

@@ -24,9 +24,9 @@ Throughput is ``2 x bytes / time`` (one read and one write of the array).
 
 Output: tables of GB/s and of same-run ratios (to the ceilings and to each peer at the same
 thread count; the allocating call against ``out=`` and ``session.run``; the backend's ``run``
-against ``session.run``) and the two overheads (a 6-element call, the import), a JSON file, and a PNG with
-one panel per type (matplotlib, imported only to draw). The harness reports measurements only:
-``benchmarks/targets.py`` in the repository holds the performance targets and checks a run's
+against ``session.run``) and the two overheads (a 6-element call, the import), a JSON file, and a
+PNG with one panel per type (matplotlib, imported only to draw). The harness reports measurements
+only: ``benchmarks/targets.py`` in the repository holds the performance targets and checks a run's
 JSON against them.
 
 The modules, by job: :mod:`.cases` (sizes, types, data, onnx-relu's and the ceilings' variants),
@@ -103,34 +103,83 @@ def build_parser(prog: str = "python -m onnx_relu.bench") -> argparse.ArgumentPa
         "(each where installed): GB/s tables, ratios, JSON and a PNG.",
     )
     option = parser.add_argument
-    option("--types", nargs="+", choices=TYPES, default=list(TYPES), metavar="TYPE",
-           help="types to measure (default: all eight)")
-    option("--sizes", nargs="+", type=Size.parse, default=None, metavar="SIZE",
-           help="array sizes: elements (6) or bytes (64K, 4M, 512M); default: "
-           + " ".join(DEFAULT_SIZES))
-    option("--skip-largest", action="store_true",
-           help="leave out sizes of 512 MiB and more (memory, time)")
-    option("--threads", nargs="+", type=thread_count, default=None, metavar="N",
-           help="thread counts (default: 1 and the CPUs available)")
-    option("--peers", nargs="*", default=list(PEERS), choices=PEERS,
-           help="peers to include where installed (default: all)")
-    option("--rounds", type=integer_at_least_one, default=None,
-           help="interleaved rounds; the median is reported (default 5)")
-    option("--batch-ms", type=positive_number("milliseconds"), default=None,
-           help="target length of one timed batch in ms (default 20)")
-    option("--quick", action="store_true",
-           help="smoke test: sizes 6 and 64K, 2 rounds, short batches")
-    option("--json", default="onnx-relu-bench.json", metavar="PATH",
-           help="where to write the results (default: %(default)s)")
-    option("--png", default="onnx-relu-bench.png", metavar="PATH",
-           help="where to draw the plot (default: %(default)s)")
+    option(
+        "--types",
+        nargs="+",
+        choices=TYPES,
+        default=list(TYPES),
+        metavar="TYPE",
+        help="types to measure (default: all eight)",
+    )
+    option(
+        "--sizes",
+        nargs="+",
+        type=Size.parse,
+        default=None,
+        metavar="SIZE",
+        help="array sizes: elements (6) or bytes (64K, 4M, 512M); default: "
+        + " ".join(DEFAULT_SIZES),
+    )
+    option(
+        "--skip-largest",
+        action="store_true",
+        help="leave out sizes of 512 MiB and more (memory, time)",
+    )
+    option(
+        "--threads",
+        nargs="+",
+        type=thread_count,
+        default=None,
+        metavar="N",
+        help="thread counts (default: 1 and the CPUs available)",
+    )
+    option(
+        "--peers",
+        nargs="*",
+        default=list(PEERS),
+        choices=PEERS,
+        help="peers to include where installed (default: all)",
+    )
+    option(
+        "--rounds",
+        type=integer_at_least_one,
+        default=None,
+        help="interleaved rounds; the median is reported (default 5)",
+    )
+    option(
+        "--batch-ms",
+        type=positive_number("milliseconds"),
+        default=None,
+        help="target length of one timed batch in ms (default 20)",
+    )
+    option(
+        "--quick", action="store_true", help="smoke test: sizes 6 and 64K, 2 rounds, short batches"
+    )
+    option(
+        "--json",
+        default="onnx-relu-bench.json",
+        metavar="PATH",
+        help="where to write the results (default: %(default)s)",
+    )
+    option(
+        "--png",
+        default="onnx-relu-bench.png",
+        metavar="PATH",
+        help="where to draw the plot (default: %(default)s)",
+    )
     option("--no-plot", action="store_true", help="do not draw the PNG")
-    option("--scan", action="store_true",
-           help="instead of the benchmark: scan where streaming stores and threads start to pay"
-           " on this machine (first of --types, default float32; --rounds, default 7) and print"
-           " the ONNX_RELU_* settings that reproduce it")
-    option("--replot", metavar="JSON",
-           help="only draw --png from an earlier run's JSON and print its tables")
+    option(
+        "--scan",
+        action="store_true",
+        help="instead of the benchmark: scan where streaming stores and threads start to pay"
+        " on this machine (first of --types, default float32; --rounds, default 7) and print"
+        " the ONNX_RELU_* settings that reproduce it",
+    )
+    option(
+        "--replot",
+        metavar="JSON",
+        help="only draw --png from an earlier run's JSON and print its tables",
+    )
     return parser
 
 

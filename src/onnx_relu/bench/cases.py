@@ -31,7 +31,6 @@ __all__ = [
 ]
 
 
-
 def _table_order(dtype: np.dtype) -> tuple[int | bool, ...]:
     # The order of the harness's tables since its first run: floats before integers; float32
     # and float64 first, then the half-width float16 and bfloat16 (ml_dtypes', numpy kind "V");

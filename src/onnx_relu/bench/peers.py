@@ -104,7 +104,7 @@ def ort_sessions(
     for threads in thread_counts:
         try:
             sessions[threads] = ort.inference_session(model, threads=threads)
-        except Exception as exc:  # onnxruntime raises its own NotImplemented, Fail, ...
+        except Exception as exc:  # noqa: BLE001 - onnxruntime has its own NotImplemented, Fail...
             message = str(exc).splitlines()[0]
             return {}, f"no kernel: {message}"
     return sessions, ""
@@ -124,15 +124,23 @@ def ort_variants(case: Case, sessions: dict[int, Any]) -> list[Variant]:
         run = session.run_with_iobinding
         variants.append(
             Variant(
-                "onnxruntime out", "onnxruntime", threads, False,
-                lambda run=run, binding=binding: run(binding), spins=threads > 1,
+                "onnxruntime out",
+                "onnxruntime",
+                threads,
+                False,
+                lambda run=run, binding=binding: run(binding),
+                spins=threads > 1,
             )
         )
         feeds = {"X": case.x}
         variants.append(
             Variant(
-                "onnxruntime run", "onnxruntime", threads, False,
-                lambda session=session: session.run(None, feeds), spins=threads > 1,
+                "onnxruntime run",
+                "onnxruntime",
+                threads,
+                False,
+                lambda session=session, feeds=feeds: session.run(None, feeds),
+                spins=threads > 1,
             )
         )
     return variants
@@ -146,7 +154,11 @@ def backend_variants(peers: Peers, case: Case, thread_counts: Sequence[int]) -> 
     inputs = [case.x]
     return [
         Variant(
-            "onnx_relu backend run", "onnx_relu", threads, False, lambda: rep.run(inputs),
+            "onnx_relu backend run",
+            "onnx_relu",
+            threads,
+            False,
+            lambda: rep.run(inputs),
             functools.partial(onnx_relu.set_num_threads, threads),
         )
         for threads in thread_counts
@@ -174,12 +186,22 @@ def torch_variants(peers: Peers, case: Case, thread_counts: Sequence[int]) -> li
         spins = threads > 1
         variants += [
             Variant(
-                "torch clamp_min out", "torch", threads, False,
-                lambda: torch.clamp_min(tx, 0, out=tout), prepare, spins=spins,
+                "torch clamp_min out",
+                "torch",
+                threads,
+                False,
+                lambda: torch.clamp_min(tx, 0, out=tout),
+                prepare,
+                spins=spins,
             ),
             Variant(
-                "torch relu_", "torch", threads, True,
-                lambda b: tbuffers[id(b)].relu_(), prepare, spins=spins,
+                "torch relu_",
+                "torch",
+                threads,
+                True,
+                lambda b: tbuffers[id(b)].relu_(),
+                prepare,
+                spins=spins,
             ),
         ]
     return variants

@@ -143,7 +143,8 @@ def plot_results(results: dict[str, Any], path: str) -> None:
         rows, columns, figsize=(3.2 * columns, 2.6 * rows + 0.9), squeeze=False
     )
     handles = {}
-    for panel, type_name in zip(axes.flat, types):
+    # The grid may have more panels than types (the spare ones are hidden below).
+    for panel, type_name in zip(axes.flat, types, strict=False):
         for variant, at_top, style in PLOTTED:
             threads = top if at_top else 1
             points = sorted(
@@ -155,7 +156,7 @@ def plot_results(results: dict[str, Any], path: str) -> None:
                 and r["bytes"] >= PLOT_MIN_BYTES
             )
             if points:
-                (line,) = panel.plot(*zip(*points), marker=".", **style)
+                (line,) = panel.plot(*zip(*points, strict=True), marker=".", **style)
                 handles[f"{variant} ({threads}t)"] = line
         panel.set_title(type_name, fontsize=9)
         panel.set_xscale("log", base=2)
@@ -170,8 +171,14 @@ def plot_results(results: dict[str, Any], path: str) -> None:
         panel.set_xlabel("array size (bytes)", fontsize=8)
     for panel in axes[:, 0]:
         panel.set_ylabel("GB/s (2 x bytes / time)", fontsize=8)
-    figure.legend(list(handles.values()), list(handles.keys()), loc="lower center", ncol=4,
-                  fontsize=7, frameon=False)
+    figure.legend(
+        list(handles.values()),
+        list(handles.keys()),
+        loc="lower center",
+        ncol=4,
+        fontsize=7,
+        frameon=False,
+    )
     cpu = results["machine"]["cpu"]
     figure.suptitle(f"onnx-relu vs copy ceiling and peers - {cpu}, {top} threads", fontsize=9)
     figure.tight_layout(rect=(0, 0.12 if rows > 1 else 0.2, 1, 0.96))

@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 
 import onnx_relu
-
 from onnx_relu.tuning import default_num_threads, kernel_tuning
+
 from .cases import DEFAULT_SIZES, TYPES, Case, Size, Variant, relu_variants
 from .peers import (
     PEERS,
@@ -67,9 +67,7 @@ def _case_ratios(
     def best(*candidates: float | None) -> float | None:
         return max(filter(None, candidates), default=None)
 
-    def add(
-        name: str, threads: int, numerator: float | None, denominator: float | None
-    ) -> None:
+    def add(name: str, threads: int, numerator: float | None, denominator: float | None) -> None:
         if numerator is not None and denominator:
             ratios.append((threads, name, numerator / denominator))
 
@@ -220,7 +218,9 @@ def run_benchmark(
     }
 
 
-def _record(case: Case, size: Size, variant: Variant, samples: list[float], calls: int) -> dict[str, Any]:
+def _record(
+    case: Case, size: Size, variant: Variant, samples: list[float], calls: int
+) -> dict[str, Any]:
     seconds = statistics.median(samples)
     return {
         "type": case.name,

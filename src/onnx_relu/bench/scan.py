@@ -173,8 +173,10 @@ def run_scan(
         found[ENV_PARALLEL_THRESHOLD] = "never" if size is None else size_text(size)
     elif threads:
         say("\nthreads: one CPU available, nothing to scan")
-    say("\nsettings that reproduce this scan (the defaults above are what the kernel uses"
-        " without them):")
+    say(
+        "\nsettings that reproduce this scan (the defaults above are what the kernel uses"
+        " without them):"
+    )
     for name, value in found.items():
         say(f"  {name}={value}")
     return found

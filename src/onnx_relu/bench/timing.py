@@ -19,8 +19,8 @@ from typing import Any
 import numpy as np
 
 import onnx_relu
-
 from onnx_relu.tuning import copy_ceiling
+
 from .cases import Case, Variant
 
 __all__ = ["time_batch", "calibrate_reps", "measure_case", "small_call_overhead", "import_times"]

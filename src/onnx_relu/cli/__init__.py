@@ -133,8 +133,11 @@ def _main(argv: list[str]) -> int:
         except BrokenPipeError:  # a command that prints without run_guarded (the demo)
             with contextlib.suppress(OSError):
                 os.dup2(os.open(os.devnull, os.O_WRONLY), 1)  # nothing left to flush at exit
-            return fail(PROG, "the reader of the output went away (broken pipe): the output"
-                        " is incomplete", EXIT_FAILED)
+            return fail(
+                PROG,
+                "the reader of the output went away (broken pipe): the output is incomplete",
+                EXIT_FAILED,
+            )
     except KeyboardInterrupt:
         # Ctrl-C outside a subcommand's guarded work (run_guarded turns signals into
         # Interrupted there, and removes what it was writing): while parsing, importing the

@@ -21,8 +21,8 @@ from ..errors import (
     InvalidTensorFileError,
     ModelInputError,
     UnsupportedFileFormatError,
-    UnsupportedPathError,
     UnsupportedOperatorError,
+    UnsupportedPathError,
     UnsupportedTypeError,
 )
 
@@ -129,8 +129,7 @@ def emit(line: str) -> None:
         ) from None
     except OSError as exc:
         raise ReportLost(
-            f"cannot write the report to standard output ({os_error_text(exc)}): it is"
-            " incomplete"
+            f"cannot write the report to standard output ({os_error_text(exc)}): it is incomplete"
         ) from None
 
 
@@ -176,8 +175,11 @@ def complete_standard_output() -> Iterator[None]:
     stdout.flush()
     unbuffered = isinstance(stdout.buffer, io.RawIOBase)
     complete = io.TextIOWrapper(  # type: ignore[type-var]  # (a raw stream is fine)
-        _CompleteWriter(1), encoding=stdout.encoding, errors=stdout.errors,
-        line_buffering=stdout.line_buffering, write_through=unbuffered,
+        _CompleteWriter(1),
+        encoding=stdout.encoding,
+        errors=stdout.errors,
+        line_buffering=stdout.line_buffering,
+        write_through=unbuffered,
     )
     sys.stdout = complete
     try:
@@ -329,7 +331,7 @@ def add_subcommand(
     name: str,
     run: Callable[[argparse.Namespace], int],
     *,
-    help: str,  # noqa: A002 - argparse's own name for it
+    help: str,  # argparse's own name for it
     description: str,
     epilog: str | None = None,
 ) -> argparse.ArgumentParser:

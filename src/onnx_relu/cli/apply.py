@@ -9,8 +9,8 @@ import logging
 import os
 from collections.abc import Iterator
 
-from ..errors import UnsupportedFileFormatError
 from ..argtypes import integer_at_least_one, positive_number, thread_count
+from ..errors import UnsupportedFileFormatError
 from ._common import (
     EXIT_OK,
     NOT_WRITTEN,
@@ -53,7 +53,9 @@ _IN_PLACE_AFTERMATH = (
 def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``apply`` subcommand to ``commands``."""
     parser = add_subcommand(
-        commands, "apply", run,
+        commands,
+        "apply",
+        run,
         help="apply Relu to a tensor file (.npy, .pb) or a Zarr store (--dask)",
         description="Apply Relu to the tensor in IN and write it to OUT. IN and OUT are .npy\n"
         "(NumPy) or .pb (ONNX TensorProto) files, in any combination; .npy is processed in\n"
@@ -65,7 +67,9 @@ def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         "input", metavar="IN", help="the input tensor file or Zarr store; - for standard input"
     )
     parser.add_argument(
-        "output", metavar="OUT", nargs="?",
+        "output",
+        metavar="OUT",
+        nargs="?",
         help="where to write the result; - for standard output (omit with --in-place)",
     )
     parser.add_argument(
@@ -211,8 +215,12 @@ def _validate(args: argparse.Namespace) -> None:
     # in the command's words; UnsupportedFileFormatError passes as it is (also exit 2).
     try:
         check_file_arguments(
-            args.input, args.output, in_place=args.in_place,
-            src_name="IN", dst_name="OUT", in_place_name="--in-place",
+            args.input,
+            args.output,
+            in_place=args.in_place,
+            src_name="IN",
+            dst_name="OUT",
+            in_place_name="--in-place",
         )
     except UnsupportedFileFormatError:
         raise

@@ -50,7 +50,9 @@ JSON object: {{"path", "opset", "findings": [{{"node", "type", "version", "allow
 def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``check`` subcommand to ``commands``."""
     parser = add_subcommand(
-        commands, "check", run,
+        commands,
+        "check",
+        run,
         help="judge every Relu node of models (type allowed at its opset, attributes)",
         description="Judge every ai.onnx Relu node of ONNX models: is its input type allowed "
         "by the Relu version of the model's opset, are its attributes valid for that version?\n"
@@ -59,11 +61,15 @@ def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         epilog=_CHECK_EXAMPLES,
     )
     parser.add_argument(
-        "models", metavar="MODEL", nargs="+",
+        "models",
+        metavar="MODEL",
+        nargs="+",
         help="a model file, or a folder searched recursively for *.onnx files",
     )
     parser.add_argument(
-        "--format", choices=("text", "json"), default="text",
+        "--format",
+        choices=("text", "json"),
+        default="text",
         help="text (default) or json: one JSON object per model and line on standard output",
     )
 
@@ -78,8 +84,11 @@ def model_paths(arguments: list[str]) -> Iterator[str]:
         found = []
         for root, folders, files in os.walk(argument):
             folders.sort()
-            found += [os.path.join(root, name) for name in sorted(files)
-                      if name.lower().endswith(MODEL_SUFFIX)]
+            found += [
+                os.path.join(root, name)
+                for name in sorted(files)
+                if name.lower().endswith(MODEL_SUFFIX)
+            ]
         if not found:
             raise UsageError(f"MODEL folder {shown(argument)} holds no *{MODEL_SUFFIX} file")
         yield from found
@@ -139,8 +148,11 @@ def run(args: argparse.Namespace) -> int:
                 continue
             counts["findings" if findings else "clean"] += 1
             if args.format == "json":
-                record = {"path": path, "opset": opset,
-                          "findings": [finding_record(f) for f in findings]}
+                record = {
+                    "path": path,
+                    "opset": opset,
+                    "findings": [finding_record(f) for f in findings],
+                }
                 emit(json.dumps(record))
             elif findings:
                 for finding in findings:
@@ -150,8 +162,10 @@ def run(args: argparse.Namespace) -> int:
                 emit(f"{shown(path)}: no findings")
         if _stderr_is_terminal():
             checked = sum(counts.values())
-            note(f"{prog}: {checked} model(s): {counts['clean']} without findings,"
-                 f" {counts['findings']} with findings, {counts['unreadable']} unreadable")
+            note(
+                f"{prog}: {checked} model(s): {counts['clean']} without findings,"
+                f" {counts['findings']} with findings, {counts['unreadable']} unreadable"
+            )
         if counts["unreadable"]:
             return EXIT_USAGE
         return EXIT_FAILED if counts["findings"] else EXIT_OK

@@ -10,7 +10,9 @@ from ._common import add_subcommand
 def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``demo`` subcommand to ``commands``."""
     add_subcommand(
-        commands, "demo", run,
+        commands,
+        "demo",
+        run,
         help="run the specification's nine examples and check every result (the default)",
         description="Run the Relu specification's nine examples through onnx-relu and check "
         "that every result matches exactly. Exit status 1 if any does not.",

@@ -23,7 +23,9 @@ from ._common import (
 def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``legalize`` subcommand to ``commands``."""
     parser = add_subcommand(
-        commands, "legalize", run,
+        commands,
+        "legalize",
+        run,
         help="rewrite the Relu nodes a runtime cannot run into equivalent subgraphs",
         description="Write a copy of MODEL in which onnxruntime's CPU provider can run every "
         "Relu node (bfloat16, int16, int64 ...), with onnx-relu's values. Other nodes are "
@@ -32,13 +34,21 @@ def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         f"  {PROG} legalize --exact model.onnx model.exact.onnx   also make float Relus exact",
     )
     parser.add_argument("model", metavar="MODEL.onnx", help="the model file")
-    parser.add_argument("output", metavar="OUT.onnx",
-                        help="where to write the new model; - for standard output")
-    parser.add_argument("--target", choices=("onnxruntime",), default="onnxruntime",
-                        help="the runtime to legalize for (default: onnxruntime)")
-    parser.add_argument("--exact", action="store_true",
-                        help="also rewrite the Relus the runtime runs with other values "
-                        "(-0.0 kept, float16 NaNs quieted) so that every result is exact")
+    parser.add_argument(
+        "output", metavar="OUT.onnx", help="where to write the new model; - for standard output"
+    )
+    parser.add_argument(
+        "--target",
+        choices=("onnxruntime",),
+        default="onnxruntime",
+        help="the runtime to legalize for (default: onnxruntime)",
+    )
+    parser.add_argument(
+        "--exact",
+        action="store_true",
+        help="also rewrite the Relus the runtime runs with other values "
+        "(-0.0 kept, float16 NaNs quieted) so that every result is exact",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -52,8 +62,10 @@ def run(args: argparse.Namespace) -> int:
         to_stdout = args.output == "-"
         if to_stdout:
             if os.isatty(1):
-                raise UsageError("not writing a binary model to a terminal: redirect standard"
-                                 " output (> OUT.onnx, |) or name an OUT file")
+                raise UsageError(
+                    "not writing a binary model to a terminal: redirect standard"
+                    " output (> OUT.onnx, |) or name an OUT file"
+                )
         else:
             check_writable_destination(args.output)
         from ..errors import LegalizationError
@@ -64,9 +76,7 @@ def run(args: argparse.Namespace) -> int:
             model = legalize(args.model, target=args.target, exact=args.exact)
         except LegalizationError as exc:
             raise UsageError(str(exc)) from None
-        _check_external_data_stays_reachable(
-            model, args.model, "." if to_stdout else args.output
-        )
+        _check_external_data_stays_reachable(model, args.model, "." if to_stdout else args.output)
         data = model.SerializeToString()
         # A FIFO or character device as OUT is written through; '-' is standard output.
         with open_output(args.output, "OUT", dash_is_stdio=True) as output:
@@ -75,8 +85,9 @@ def run(args: argparse.Namespace) -> int:
             emit(f"wrote {shown(args.output)}")
         return EXIT_OK
 
-    return run_guarded(f"{PROG} legalize", work, after_interrupt=NOT_WRITTEN,
-                       after_failure="; OUT left unchanged")
+    return run_guarded(
+        f"{PROG} legalize", work, after_interrupt=NOT_WRITTEN, after_failure="; OUT left unchanged"
+    )
 
 
 def _check_external_data_stays_reachable(model: Any, source: str, output: str) -> None:

@@ -47,7 +47,9 @@ def _file_name_for(value_name: str) -> str:
 def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``run`` subcommand to ``commands``."""
     parser = add_subcommand(
-        commands, "run", run,
+        commands,
+        "run",
+        run,
         help="run a model on tensor files (Relu-only models, or any with --engine onnxruntime)",
         description="Run an ONNX model made of Relu nodes through the onnx-relu backend, or "
         "any ONNX model through onnxruntime with the onnx-relu library (--engine onnxruntime), "
@@ -56,19 +58,41 @@ def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     )
     parser.add_argument("model", metavar="MODEL.onnx", help="the model file")
     parser.add_argument(
-        "-i", "--input", action="append", default=[], metavar="NAME=FILE", dest="inputs",
+        "-i",
+        "--input",
+        action="append",
+        default=[],
+        metavar="NAME=FILE",
+        dest="inputs",
         help="a graph input and the .npy/.pb file holding it (repeat for each input; "
         "NAME= may be left out when the model has one input)",
     )
-    parser.add_argument("-o", "--output-dir", required=True, metavar="DIR",
-                        help="folder for the outputs (created if missing)")
-    parser.add_argument("--format", choices=("npy", "pb"), default="npy",
-                        help="file format of the outputs (default: npy)")
-    parser.add_argument("--engine", choices=("onnx-relu", "onnxruntime"), default="onnx-relu",
-                        help="onnx-relu: the backend for models made of Relu nodes (default); "
-                        "onnxruntime: any model, in onnxruntime with the onnx-relu library")
-    parser.add_argument("--threads", type=thread_count, metavar="N",
-                        help="threads for the Relu kernel (and onnxruntime's intra-op threads)")
+    parser.add_argument(
+        "-o",
+        "--output-dir",
+        required=True,
+        metavar="DIR",
+        help="folder for the outputs (created if missing)",
+    )
+    parser.add_argument(
+        "--format",
+        choices=("npy", "pb"),
+        default="npy",
+        help="file format of the outputs (default: npy)",
+    )
+    parser.add_argument(
+        "--engine",
+        choices=("onnx-relu", "onnxruntime"),
+        default="onnx-relu",
+        help="onnx-relu: the backend for models made of Relu nodes (default); "
+        "onnxruntime: any model, in onnxruntime with the onnx-relu library",
+    )
+    parser.add_argument(
+        "--threads",
+        type=thread_count,
+        metavar="N",
+        help="threads for the Relu kernel (and onnxruntime's intra-op threads)",
+    )
 
 
 def _split_input(entry: str, required: list[str], single: bool) -> tuple[str, str]:
@@ -81,7 +105,7 @@ def _split_input(entry: str, required: list[str], single: bool) -> tuple[str, st
     named = [name for name in required if entry.startswith(f"{name}=")]
     if named:
         name = max(named, key=len)
-        return name, entry[len(name) + 1:]
+        return name, entry[len(name) + 1 :]
     if single and len(required) == 1 and ("=" not in entry or os.path.exists(entry)):
         return required[0], entry  # (with "=" only if it names a file: "Q=x.npy" stays an error)
     name, sep, path = entry.partition("=")
@@ -108,8 +132,10 @@ _shown = shown  # (the one escaping rule of every command)
 def _check_output_folder(path: str) -> None:
     """-o DIR can be created, or is a writable folder: checked before the model runs."""
     if os.path.islink(path) and not os.path.exists(path):
-        raise UsageError(f"-o {shown(path)} is a dangling symbolic link (to"
-                         f" {os.readlink(path)!r}); give a folder")
+        raise UsageError(
+            f"-o {shown(path)} is a dangling symbolic link (to"
+            f" {os.readlink(path)!r}); give a folder"
+        )
     if os.path.exists(path) and not os.path.isdir(path):
         raise UsageError(f"-o {path!r} exists and is not a folder")
     # The nearest part of the path that exists must be a folder we may create entries in.
@@ -130,8 +156,9 @@ def _output_paths(args: argparse.Namespace, output_names: list[str]) -> list[str
 
     _check_output_folder(args.output_dir)
     try:
-        name_max = os.pathconf(args.output_dir if os.path.isdir(args.output_dir) else ".",
-                               "PC_NAME_MAX")
+        name_max = os.pathconf(
+            args.output_dir if os.path.isdir(args.output_dir) else ".", "PC_NAME_MAX"
+        )
     except (OSError, ValueError):
         name_max = 255
     paths = []
@@ -186,11 +213,13 @@ def _check_ort_feeds(session: Any, feeds: dict[str, Any]) -> None:
     unknown = sorted(set(feeds) - set(declared))
     missing = [name for name in declared if name not in feeds]
     if unknown:
-        raise ModelInputError(f"unknown input name(s) {unknown}; the model's inputs are"
-                              f" {list(declared)}")
+        raise ModelInputError(
+            f"unknown input name(s) {unknown}; the model's inputs are {list(declared)}"
+        )
     if missing:
-        raise ModelInputError(f"missing input(s) {missing}; the model's inputs are"
-                              f" {list(declared)}")
+        raise ModelInputError(
+            f"missing input(s) {missing}; the model's inputs are {list(declared)}"
+        )
     for name, array in feeds.items():
         given = onnx_type_name(native(array.dtype))
         if given != declared[name]:
@@ -209,7 +238,7 @@ def _run_onnxruntime(args: argparse.Namespace) -> tuple[list[str], list[str], li
         import onnxruntime
     except ImportError:
         raise ImportError(
-            "--engine onnxruntime needs onnxruntime: pip install \"onnx-relu[ort]\""
+            '--engine onnxruntime needs onnxruntime: pip install "onnx-relu[ort]"'
         ) from None
     options = onnxruntime.SessionOptions()
     options.log_severity_level = 4  # its errors still raise, and are reported in one line
@@ -218,10 +247,12 @@ def _run_onnxruntime(args: argparse.Namespace) -> tuple[list[str], list[str], li
     try:
         with thread_limit(args.threads):  # the library takes onnx-relu's thread count
             session = ort_session(args.model, sess_options=options)
-    except (onnxruntime.capi.onnxruntime_pybind11_state.Fail,
-            onnxruntime.capi.onnxruntime_pybind11_state.InvalidGraph,
-            onnxruntime.capi.onnxruntime_pybind11_state.InvalidProtobuf,
-            onnxruntime.capi.onnxruntime_pybind11_state.NotImplemented) as error:
+    except (
+        onnxruntime.capi.onnxruntime_pybind11_state.Fail,
+        onnxruntime.capi.onnxruntime_pybind11_state.InvalidGraph,
+        onnxruntime.capi.onnxruntime_pybind11_state.InvalidProtobuf,
+        onnxruntime.capi.onnxruntime_pybind11_state.NotImplemented,
+    ) as error:
         raise InvalidModelError(f"onnxruntime cannot load {args.model!r}: {error}") from None
     output_names = [output.name for output in session.get_outputs()]
     for output in session.get_outputs():
@@ -238,8 +269,13 @@ def _run_onnxruntime(args: argparse.Namespace) -> tuple[list[str], list[str], li
         outputs = run_session(session, feeds)
     except state.InvalidArgument as error:
         raise ModelInputError(f"onnxruntime refused the inputs: {error}") from None
-    except (state.Fail, state.RuntimeException, state.NotImplemented, state.EPFail,
-            RuntimeError) as error:
+    except (
+        state.Fail,
+        state.RuntimeException,
+        state.NotImplemented,
+        state.EPFail,
+        RuntimeError,
+    ) as error:
         raise _OrtRunFailed(f"onnxruntime failed running {args.model!r}: {error}") from None
     return output_names, paths, outputs
 
@@ -263,8 +299,7 @@ def _run_model_files(args: argparse.Namespace) -> list[str]:
     written = []
     for name, path, value in zip(output_names, paths, outputs, strict=True):
         write_tensor(path, value, name=name)
-        written.append(f"{_shown(name)} -> {shown(path)} ({value.dtype.name}, shape"
-                       f" {value.shape})")
+        written.append(f"{_shown(name)} -> {shown(path)} ({value.dtype.name}, shape {value.shape})")
     return written
 
 
@@ -281,5 +316,4 @@ def run(args: argparse.Namespace) -> int:
             emit(line)
         return EXIT_OK
 
-    return run_guarded(f"{PROG} run", work,
-                       after_interrupt="outputs written so far are complete")
+    return run_guarded(f"{PROG} run", work, after_interrupt="outputs written so far are complete")

@@ -30,8 +30,6 @@ import numpy as np
 
 from .. import check_dtype, relu
 from ..errors import InvalidTensorFileError, UnsupportedFileFormatError
-from .paths import STDIO, PathKind, describe, open_input, open_output, path_kind
-from .progress import Progress
 from .npy import (
     _NPY_MAGIC,
     NpyHeader,
@@ -40,7 +38,9 @@ from .npy import (
     read_npy_data,
     read_npy_header,
 )
+from .paths import STDIO, PathKind, describe, open_input, open_output, path_kind
 from .pb import _parse_pb_tensor, _pb_bytes, pb_size_refusal, read_pb_bytes
+from .progress import Progress
 from .tensors import _Rejoined, tensor_format
 
 __all__ = ["DEFAULT_CHUNK_BYTES", "relu_file", "relu_tensor", "check_file_arguments"]
@@ -58,7 +58,11 @@ def _windows(header: NpyHeader, chunk_bytes: int) -> Iterator[tuple[int, int]]:
 
 
 def _read_window(
-    file: BinaryIO, name: str, header: NpyHeader, start: int, into: np.ndarray,
+    file: BinaryIO,
+    name: str,
+    header: NpyHeader,
+    start: int,
+    into: np.ndarray,
     stream: bool = False,
 ) -> None:
     """Fill ``into`` with the elements from ``start`` on; refuse a file that has become
@@ -274,16 +278,15 @@ def relu_tensor(
                 )
         else:
             src_kind = tensor_format(src)
-        dst_kind = (
-            dst_format or src_kind if dash_is_stdio and dst == STDIO else tensor_format(dst)
-        )
+        dst_kind = dst_format or src_kind if dash_is_stdio and dst == STDIO else tensor_format(dst)
         name = ""
         if src_kind == "npy":
             header = read_npy_header(source, src_label)
             check_dtype(header.dtype, opset)
             if dst_kind == "npy":
-                _stream_npy(source, src_label, header, dst, dash_is_stdio, opset, chunk_bytes,
-                            progress)
+                _stream_npy(
+                    source, src_label, header, dst, dash_is_stdio, opset, chunk_bytes, progress
+                )
                 return
             refusal = pb_size_refusal(header.nbytes, dst)  # before reading what cannot be written
             if refusal is not None:
@@ -297,10 +300,14 @@ def relu_tensor(
     relu(array, out=array, opset=opset)  # the array is our own copy: no second buffer
     if dst_kind == "pb":
         encoded = _pb_bytes(array, _label(dst, dash_is_stdio, "standard output"), name)
-        with open_output(dst, "OUT" if dash_is_stdio else "dst", dash_is_stdio=dash_is_stdio) as output:
+        with open_output(
+            dst, "OUT" if dash_is_stdio else "dst", dash_is_stdio=dash_is_stdio
+        ) as output:
             output.write(encoded)
     else:
-        with open_output(dst, "OUT" if dash_is_stdio else "dst", dash_is_stdio=dash_is_stdio) as output:
+        with open_output(
+            dst, "OUT" if dash_is_stdio else "dst", dash_is_stdio=dash_is_stdio
+        ) as output:
             _write_npy(output, array)
 
 
@@ -315,8 +322,14 @@ def _sniffed(start: bytes, label: str) -> str:
 
 
 def _stream_npy(
-    source: BinaryIO, label: str, header: NpyHeader, dst: str, dash_is_stdio: bool,
-    opset: int | None, chunk_bytes: int, progress: Progress | None,
+    source: BinaryIO,
+    label: str,
+    header: NpyHeader,
+    dst: str,
+    dash_is_stdio: bool,
+    opset: int | None,
+    chunk_bytes: int,
+    progress: Progress | None,
 ) -> None:
     """``.npy`` to ``.npy`` in windows of ``chunk_bytes`` through one reused buffer; the header
     is copied verbatim (same dtype descr, shape and memory order)."""

@@ -153,8 +153,7 @@ def read_npy_header(file: BinaryIO, name: str = "the file") -> NpyHeader:
         )
     shape = header["shape"]
     if not isinstance(shape, tuple) or not all(
-        isinstance(extent, int) and not isinstance(extent, bool) and extent >= 0
-        for extent in shape
+        isinstance(extent, int) and not isinstance(extent, bool) and extent >= 0 for extent in shape
     ):
         raise InvalidTensorFileError(
             f"{name}: the .npy header's shape {shape!r} is not a tuple of integers >= 0"
@@ -287,7 +286,7 @@ def _write_to(file: Any, data: bytes | memoryview) -> None:
         view = memoryview(data).cast("B")
         while view:  # a raw file may take part of a write
             count = file.write(view)
-            view = view[len(view) if count is None else count:]
+            view = view[len(view) if count is None else count :]
         return
     file.flush()
     write_all(fd, data)

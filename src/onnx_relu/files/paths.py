@@ -2,21 +2,26 @@
 
 Every reader and writer of the file layer and the command line opens its paths here.
 
-==============================  ============================================  =============================================
-kind of path                    read (an input, a model)                      written (an output)
-==============================  ============================================  =============================================
-regular file                    read, bounded by its size                     replaced atomically (:func:`.atomic_file`)
-missing                         ``FileNotFoundError``                         created atomically
-``-`` (where a command says so) standard input, read as a stream              standard output, written as a stream
-FIFO (named pipe)               read as a stream once a writer is there;      written as a stream once a reader is there;
-                                refused if none comes within                  refused at once if none is there (never
-                                :data:`FIFO_WAIT_S`                           replaced by a regular file)
-character device                refused (``/dev/zero`` has no end)            written as a stream (``/dev/null``, a
-                                                                              terminal); never replaced
-block device, socket            refused                                       refused
-folder                          ``IsADirectoryError``                         ``IsADirectoryError``
-symbolic link to any of these   as its target                                 as its target (the link stays a link)
-==============================  ============================================  =============================================
+===============================  ================================  =================================
+kind of path                     read (an input, a model)          written (an output)
+===============================  ================================  =================================
+regular file                     read, bounded by its size         replaced atomically
+                                                                   (:func:`.atomic_file`)
+missing                          ``FileNotFoundError``             created atomically
+``-`` (where a command says so)  standard input, read as a stream  standard output, written as a
+                                                                   stream
+FIFO (named pipe)                read as a stream once a writer    written as a stream once a
+                                 is there; refused if none comes   reader is there; refused at once
+                                 within :data:`FIFO_WAIT_S`        if none is there (never replaced
+                                                                   by a regular file)
+character device                 refused (``/dev/zero`` has no     written as a stream
+                                 end)                              (``/dev/null``, a terminal);
+                                                                   never replaced
+block device, socket             refused                           refused
+folder                           ``IsADirectoryError``             ``IsADirectoryError``
+symbolic link to any of these    as its target                     as its target (the link stays a
+                                                                   link)
+===============================  ================================  =================================
 
 Streams are written with :func:`write_all`, which finishes short writes and waits out
 ``EAGAIN`` on non-blocking descriptors, so that a write returns only when every byte is
@@ -258,7 +263,7 @@ def open_input(
         file = io.BufferedReader(_Prefixed(prefix, fd))
         regular = False
     else:
-        file = open(path, "rb")  # noqa: SIM115 - closed below
+        file = open(path, "rb")  # closed below
         regular = True
     file.regular = regular
     with file:
@@ -329,7 +334,10 @@ class Output:
 
 
 def check_output_kind(
-    path: str | os.PathLike[str], what: str = "output", *, dash_is_stdio: bool = False,
+    path: str | os.PathLike[str],
+    what: str = "output",
+    *,
+    dash_is_stdio: bool = False,
     streams: bool = True,
 ) -> PathKind:
     """Refuse, before any work, an output path that :func:`open_output` would refuse; return its
@@ -350,7 +358,10 @@ def check_output_kind(
 
 @contextlib.contextmanager
 def open_output(
-    path: str | os.PathLike[str], what: str = "output", *, dash_is_stdio: bool = False,
+    path: str | os.PathLike[str],
+    what: str = "output",
+    *,
+    dash_is_stdio: bool = False,
     streams: bool = True,
 ) -> Iterator[Output]:
     """Open ``path`` for writing as its kind allows (see the module's table) and yield an

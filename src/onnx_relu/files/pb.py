@@ -14,8 +14,13 @@ from ..errors import InvalidTensorFileError
 from .npy import _BFLOAT16
 from .paths import open_input, read_bounded
 
-__all__ = ["read_pb_tensor", "read_pb_bytes", "pb_size_refusal", "PROTOBUF_MESSAGE_LIMIT",
-           "PB_DATA_LIMIT"]
+__all__ = [
+    "read_pb_tensor",
+    "read_pb_bytes",
+    "pb_size_refusal",
+    "PROTOBUF_MESSAGE_LIMIT",
+    "PB_DATA_LIMIT",
+]
 
 
 def _import_onnx() -> tuple[Any, Any]:
@@ -48,8 +53,8 @@ def _check_int32_data_range(onnx: Any, tensor: Any, label: str) -> None:
     values = np.asarray(tensor.int32_data, dtype=np.int64)
     outside = values[(values < bounds[0]) | (values > bounds[1])]
     if outside.size:
-        type_name = onnx.helper.tensor_dtype_to_string(tensor.data_type).lower().replace(
-            "tensorproto.", ""
+        type_name = (
+            onnx.helper.tensor_dtype_to_string(tensor.data_type).lower().replace("tensorproto.", "")
         )
         raise InvalidTensorFileError(
             f"{label}: the TensorProto's int32_data holds {int(outside[0])}, which"
@@ -87,7 +92,7 @@ def _parse_pb_tensor(data: bytes, label: str, base_dir: str) -> tuple[np.ndarray
     tensor = onnx.TensorProto()
     try:
         tensor.ParseFromString(data)
-    except Exception as exc:  # protobuf's DecodeError; its module path varies by backend
+    except Exception as exc:  # noqa: BLE001 - protobuf's DecodeError; its module varies by backend
         raise InvalidTensorFileError(
             f"{label} is not a valid ONNX TensorProto (corrupt or truncated: {exc})"
         ) from None
@@ -103,7 +108,7 @@ def _parse_pb_tensor(data: bytes, label: str, base_dir: str) -> tuple[np.ndarray
     _check_int32_data_range(onnx, tensor, label)
     try:
         array = numpy_helper.to_array(tensor, base_dir=base_dir)
-    except Exception as exc:  # ValueError, TypeError, KeyError, OSError from onnx's decoder
+    except Exception as exc:  # noqa: BLE001 - ValueError, TypeError, KeyError, OSError from onnx
         raise InvalidTensorFileError(
             f"{label}: the TensorProto's data cannot be decoded ({type(exc).__name__}: {exc})"
         ) from None

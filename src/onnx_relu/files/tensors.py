@@ -96,8 +96,9 @@ def tensor_format(path: str | os.PathLike[str]) -> str:
         ) from None
 
 
-def read_tensor_stream(file: BinaryIO, kind: str | None = None, *,
-                       label: str = "standard input") -> tuple[np.ndarray, str, str]:
+def read_tensor_stream(
+    file: BinaryIO, kind: str | None = None, *, label: str = "standard input"
+) -> tuple[np.ndarray, str, str]:
     """Read one tensor from the binary stream ``file`` (e.g. ``sys.stdin.buffer``) to its end.
 
     Parameters
@@ -154,8 +155,10 @@ def read_tensor_stream(file: BinaryIO, kind: str | None = None, *,
         )
     data = start + read_pb_bytes(file, label)
     if len(data) >= PROTOBUF_MESSAGE_LIMIT:
-        raise InvalidTensorFileError(f"{label} holds more than {PROTOBUF_MESSAGE_LIMIT - 1} bytes:"
-                                     " protobuf reads no message of 2 GiB or more")
+        raise InvalidTensorFileError(
+            f"{label} holds more than {PROTOBUF_MESSAGE_LIMIT - 1} bytes:"
+            " protobuf reads no message of 2 GiB or more"
+        )
     array, name = _parse_pb_tensor(data, label, os.getcwd())
     return array, name, kind
 

@@ -71,6 +71,7 @@ CONNECT_TIMEOUT_S = 10
 #: cluster that cannot make progress (paused workers, no workers) is reported.
 STALL_TIMEOUT_S = 300.0
 
+
 class ChunkError(InvalidTensorFileError):
     """A block of the input store could not be read (a truncated or corrupt chunk file)."""
 
@@ -101,9 +102,7 @@ def dask_client(scheduler: str | None = None) -> Iterator[Any]:
     """
     _da, distributed, _zarr = _import_dask()
     if scheduler:
-        with distributed.Client(
-            scheduler, timeout=f"{CONNECT_TIMEOUT_S}s"
-        ) as client:
+        with distributed.Client(scheduler, timeout=f"{CONNECT_TIMEOUT_S}s") as client:
             yield client
         return
     with contextlib.ExitStack() as stack:
@@ -168,7 +167,7 @@ def _relu_block(
         return 0
     try:
         block = source[region]
-    except Exception as exc:  # zarr and numcodecs raise many types for a bad chunk
+    except Exception as exc:  # noqa: BLE001 - zarr and numcodecs raise many types for a bad chunk
         span = ", ".join(f"{part.start}:{part.stop}" for part in region)
         raise ChunkError(
             f"block {tuple(index)} (elements [{span}]) of the Zarr store {src!r}"
@@ -218,7 +217,7 @@ def _stall_cause(client: Any) -> str:
     """Why no task progresses, as far as the scheduler can tell."""
     try:
         workers = client.scheduler_info()["workers"]
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - a lost scheduler may raise anything
         return f"the scheduler does not answer ({type(exc).__name__}: {exc})"
     if not workers:
         return "the cluster has no workers"
@@ -278,7 +277,7 @@ def _gather_progress(
 def _open_source(zarr: Any, src: str) -> Any:
     try:
         source = zarr.open_array(src, mode="r")
-    except Exception as exc:  # zarr raises several types for "not an array store"
+    except Exception as exc:  # noqa: BLE001 - zarr raises several types for "not an array store"
         raise InvalidTensorFileError(
             f"{src!r} is not a readable Zarr array store ({type(exc).__name__}: {exc})"
         ) from None

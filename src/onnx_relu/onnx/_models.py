@@ -24,9 +24,9 @@ Examples
 from __future__ import annotations
 
 import os
-from typing import Any
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import onnx
 from onnx import shape_inference
@@ -137,7 +137,9 @@ def _external_data_bytes(tensors: list[onnx.TensorProto], base_dir: str) -> int:
             total += int(info.length)
             continue
         try:
-            total += max(0, os.path.getsize(os.path.join(base_dir, info.location)) - int(info.offset or 0))
+            total += max(
+                0, os.path.getsize(os.path.join(base_dir, info.location)) - int(info.offset or 0)
+            )
         except OSError:
             pass  # a missing file: loading reports it
     return total
@@ -297,7 +299,9 @@ def relu_sites(
             )
 
 
-def _value_type_protos(graph: onnx.GraphProto, outer: dict[str, onnx.TypeProto]) -> dict[str, onnx.TypeProto]:
+def _value_type_protos(
+    graph: onnx.GraphProto, outer: dict[str, onnx.TypeProto]
+) -> dict[str, onnx.TypeProto]:
     types = dict(outer)
     for value in list(graph.input) + list(graph.value_info) + list(graph.output):
         if value.type.WhichOneof("value") is not None:
@@ -324,15 +328,20 @@ def _function_calls(
             call = f"{owner} (node #{index})" + (f" in {label}" if label else "")
             yield position, call, tuple(types.get(name) if name else None for name in node.input)
         for _attribute, _position, suffix, subgraph in _subgraphs(node):
-            owner = f"{printable(node.op_type)} node {node.name!r}" if node.name else (
-                f"{printable(node.op_type)} node")
+            owner = (
+                f"{printable(node.op_type)} node {node.name!r}"
+                if node.name
+                else (f"{printable(node.op_type)} node")
+            )
             sub_label = f"{owner} (node #{index}).{suffix}"
             yield from _function_calls(
                 subgraph, functions, types, f"{label} > {sub_label}" if label else sub_label
             )
 
 
-def function_relu_sites(model: onnx.ModelProto, inferred_main: onnx.ModelProto, opset: int) -> Iterator[ReluSite]:
+def function_relu_sites(
+    model: onnx.ModelProto, inferred_main: onnx.ModelProto, opset: int
+) -> Iterator[ReluSite]:
     """The Relu nodes in the bodies of the model-local functions the model calls, typed by
     inferring each body with the input types of its call sites (once per distinct list)."""
     from onnx import helper
@@ -358,15 +367,23 @@ def function_relu_sites(model: onnx.ModelProto, inferred_main: onnx.ModelProto, 
         outputs = [onnx.ValueInfoProto(name=name) for name in function.output]
         body = helper.make_graph(list(function.node), "function body", inputs, outputs)
         own = [entry for entry in function.opset_import]
-        body_model = helper.make_model(body, opset_imports=own or list(model.opset_import),
-                                       functions=list(model.functions))
+        body_model = helper.make_model(
+            body, opset_imports=own or list(model.opset_import), functions=list(model.functions)
+        )
         body_model.ir_version = model.ir_version
         function_opset = ai_onnx_opset(body_model) or opset
         domain = f"{function.domain}." if function.domain else ""
         label = f"function '{printable(domain + function.name)}' called by {call}"
         for site in relu_sites(inferred_model(body_model).graph, label=label):
-            yield ReluSite(site.path, site.graph_label, site.index, site.node, site.input_type,
-                           position, function_opset)
+            yield ReluSite(
+                site.path,
+                site.graph_label,
+                site.index,
+                site.node,
+                site.input_type,
+                position,
+                function_opset,
+            )
 
 
 def inferred_model(model: onnx.ModelProto) -> onnx.ModelProto:

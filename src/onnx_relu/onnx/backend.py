@@ -227,13 +227,19 @@ class OnnxReluBackendRep(BackendRep):
     def _feeds(self, inputs: Any) -> dict[str, Any]:
         required = [i.name for i in self.required_inputs]
         if isinstance(inputs, Mapping):
-            unknown = [name for name in inputs if name not in self._inputs_by_name
-                       and name not in self._overridable]
+            unknown = [
+                name
+                for name in inputs
+                if name not in self._inputs_by_name and name not in self._overridable
+            ]
             if unknown:
                 raise ModelInputError(
                     f"unknown input name(s) {unknown}; the model's inputs are {required}"
-                    + (f" (initializers that may be overridden: {sorted(self._overridable)})"
-                       if self._overridable else "")
+                    + (
+                        f" (initializers that may be overridden: {sorted(self._overridable)})"
+                        if self._overridable
+                        else ""
+                    )
                 )
             missing = [name for name in required if name not in inputs]
             if missing:
@@ -296,15 +302,17 @@ class OnnxReluBackendRep(BackendRep):
             # else about the model was checked by prepare; what can change between calls (the
             # arrays fed) is checked here, cheaply; anything unusual takes the general path,
             # whose checks give the errors.
-            for (dtype, shape), value in zip(self._fast_inputs, inputs):
+            for (dtype, shape), value in zip(self._fast_inputs, inputs, strict=True):
                 if type(value) is not np.ndarray or value.dtype is not dtype:
                     break
-                if shape is not None and value.shape != shape and not _shape_fits(
-                    value.shape, shape
+                if (
+                    shape is not None
+                    and value.shape != shape
+                    and not _shape_fits(value.shape, shape)
                 ):
                     break
             else:
-                values = dict(zip(self._required_names, inputs))
+                values = dict(zip(self._required_names, inputs, strict=True))
                 if self._initializers:
                     values = {**self._initializers, **values}
                 return self._compute(values)
@@ -328,17 +336,22 @@ class OnnxReluBackendRep(BackendRep):
                     # The graph leaves the type undeclared: say which node.
                     step = next(s for s in self._steps if s.output == output_name)
                     _refuse_invalid(
-                        step.node, step.description, self.opset, self.version,
+                        step.node,
+                        step.description,
+                        self.opset,
+                        self.version,
                         onnx_type_of_dtype(x.dtype),
                     )
                     raise
             values[output_name] = y if type(y) is np.ndarray else np.asarray(y)
         outputs: tuple[Any, ...]
         if self._any_copied:
-            outputs = self._outputs_type._make([
-                np.array(values[name], copy=True) if copied else values[name]
-                for name, copied in zip(self.output_names, self._copied_outputs)
-            ])
+            outputs = self._outputs_type._make(
+                [
+                    np.array(values[name], copy=True) if copied else values[name]
+                    for name, copied in zip(self.output_names, self._copied_outputs, strict=True)
+                ]
+            )
         else:
             outputs = self._outputs_type._make([values[name] for name in self.output_names])
         return outputs
@@ -347,7 +360,7 @@ class OnnxReluBackendRep(BackendRep):
 def _shape_fits(actual: tuple[int, ...], declared: tuple[int | None, ...]) -> bool:
     """Whether a shape is one that a declared shape with unknown (None) sizes allows."""
     return len(actual) == len(declared) and all(
-        size is None or size == length for size, length in zip(declared, actual)
+        size is None or size == length for size, length in zip(declared, actual, strict=True)
     )
 
 
@@ -378,7 +391,7 @@ def _initializer_values(tensor: onnx.TensorProto) -> np.ndarray:
         )
     try:
         return numpy_helper.to_array(tensor)
-    except Exception as error:  # ValueError, TypeError, KeyError... from onnx's decoder
+    except Exception as error:  # noqa: BLE001 - ValueError, TypeError, KeyError... from onnx
         raise InvalidModelError(
             f"initializer {tensor.name!r} cannot be decoded ({type(error).__name__}: {error});"
             " the model is corrupt"
@@ -480,6 +493,8 @@ class OnnxReluBackend(Backend):
 def _outputs_type(names: tuple[str, ...]) -> Any:
     """The output container for these output names (built once: each build costs ~28 us)."""
     return namedtupledict("Outputs", names)
+
+
 def _checked_node_opset(opset: object) -> int:
     """run_node's ``opset_version``: an integer from 1 to the newest opset onnx knows, as
     :func:`prepare` requires of a model's opset."""

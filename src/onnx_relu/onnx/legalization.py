@@ -122,14 +122,19 @@ def _graph_at(
     graph: Any = model.graph if function is None else model.functions[function]
     for index, attribute_name, position in path:
         (attribute,) = [a for a in graph.node[index].attribute if a.name == attribute_name]
-        graph = attribute.g if attribute.type == onnx.AttributeProto.GRAPH else (
-            attribute.graphs[position])
+        graph = (
+            attribute.g
+            if attribute.type == onnx.AttributeProto.GRAPH
+            else (attribute.graphs[position])
+        )
     found: onnx.GraphProto = graph
     return found
 
 
 def legalize(
-    model: onnx.ModelProto | str | os.PathLike[str] | bytes, target: str = "onnxruntime", *,
+    model: onnx.ModelProto | str | os.PathLike[str] | bytes,
+    target: str = "onnxruntime",
+    *,
     exact: bool = False,
 ) -> onnx.ModelProto:
     """A copy of ``model`` in which onnxruntime can run every Relu node, with onnx-relu's values.
@@ -181,7 +186,9 @@ def legalize(
         )
 
     plan: list[tuple[ReluSite, str]] = []
-    chosen: dict[tuple[Any, ...], tuple[str, str]] = {}  # a function's Relu: the rewrite of each call type
+    chosen: dict[
+        tuple[Any, ...], tuple[str, str]
+    ] = {}  # a function's Relu: the rewrite of each call type
     for site in sites:
         assert site.input_type is not None  # check_model found no type-unknown site
         site_opset = site.opset or opset
@@ -189,16 +196,21 @@ def legalize(
         if choice is None:
             description = node_label("Relu", site.node.name, site.index)
             native = tried[0]
-            problem = ("onnxruntime runs it, but not with onnx-relu's values (exact=True)"
-                       if native.runs else "onnxruntime cannot run it")
+            problem = (
+                "onnxruntime runs it, but not with onnx-relu's values (exact=True)"
+                if native.runs
+                else "onnxruntime cannot run it"
+            )
             raise LegalizationError(
                 f"{description} on {site.input_type} at opset {opset}: {problem}, and no"
                 " rewrite runs there with exact results. Tried:\n"
-                + "\n".join(f"  {t.rewrite}: {t.error or '; '.join(t.differences)}"
-                            for t in tried)
-                + ("\nonnxruntime implements no Relu-1 (opsets 1-5): convert the model first,"
-                   " e.g. onnx.version_converter.convert_version(model, 13)." if opset < 6
-                   else "")
+                + "\n".join(f"  {t.rewrite}: {t.error or '; '.join(t.differences)}" for t in tried)
+                + (
+                    "\nonnxruntime implements no Relu-1 (opsets 1-5): convert the model first,"
+                    " e.g. onnx.version_converter.convert_version(model, 13)."
+                    if opset < 6
+                    else ""
+                )
             )
         if site.function is not None:
             # One body serves every call: it can be rewritten only if every call's type needs
@@ -224,24 +236,38 @@ def legalize(
     taken = set(_all_names(result.graph))
     for function in result.functions:
         taken.update(function.input, function.output)
-        taken.update(name for node in function.node for name in (*node.input, *node.output, node.name))
+        taken.update(
+            name for node in function.node for name in (*node.input, *node.output, node.name)
+        )
     pool = _NamePool(taken)
     # Deepest graphs first, and from the end of each node list, so that the paths and indices
     # of the sites not yet rewritten stay valid (each function body and the main graph apart).
-    plan.sort(key=lambda item: (-1 if item[0].function is None else item[0].function,
-                                len(item[0].path), item[0].path, item[0].index), reverse=True)
+    plan.sort(
+        key=lambda item: (
+            -1 if item[0].function is None else item[0].function,
+            len(item[0].path),
+            item[0].path,
+            item[0].index,
+        ),
+        reverse=True,
+    )
     for site, choice in plan:
         graph = _graph_at(result, site.path, site.function)
         node = graph.node[site.index]
         fresh = pool.fresh_maker(node.name or node.output[0])
         assert site.input_type is not None
         new_nodes = REWRITES[choice](
-            node.input[0], node.output[0], site.input_type, site.opset or opset, node.domain,
-            fresh, node.name
+            node.input[0],
+            node.output[0],
+            site.input_type,
+            site.opset or opset,
+            node.domain,
+            fresh,
+            node.name,
         )
         assert new_nodes is not None  # the probe ran this rewrite for this type and opset
         nodes = list(graph.node)
-        nodes[site.index:site.index + 1] = new_nodes
+        nodes[site.index : site.index + 1] = new_nodes
         del graph.node[:]
         graph.node.extend(nodes)
     return result

@@ -45,7 +45,12 @@ if TYPE_CHECKING:
     import onnx
 
 __all__ = [
-    "inference_session", "lowest_ir_version", "new_session", "ort_value", "run_session", "run_model"
+    "inference_session",
+    "lowest_ir_version",
+    "new_session",
+    "ort_value",
+    "run_session",
+    "run_model",
 ]
 
 _BFLOAT16 = RELU_TYPE_BY_NAME["bfloat16"]
@@ -93,14 +98,15 @@ def new_session(
     """
     providers = ["CPUExecutionProvider"] if providers is None else providers
     source: bytes | str = (
-        os.fspath(model) if isinstance(model, (str, os.PathLike))
-        else model if isinstance(model, bytes) else model.SerializeToString()
+        os.fspath(model)
+        if isinstance(model, (str, os.PathLike))
+        else model
+        if isinstance(model, bytes)
+        else model.SerializeToString()
     )
     try:
-        return onnxruntime.InferenceSession(
-            source, sess_options=sess_options, providers=providers
-        )
-    except Exception as error:  # noqa: BLE001 - onnxruntime raises its own exception classes
+        return onnxruntime.InferenceSession(source, sess_options=sess_options, providers=providers)
+    except Exception as error:  # onnxruntime raises its own exception classes
         refusal = _IR_REFUSAL.search(str(error))
         lowered = None if refusal is None else _at_ir_version(model, int(refusal[2]))
         if lowered is None:
@@ -118,7 +124,8 @@ def lowest_ir_version(opset_import: Iterable[onnx.OperatorSetIdProto]) -> int | 
     Examples
     --------
     >>> from onnx import helper
-    >>> lowest_ir_version([helper.make_opsetid("", 4)]), lowest_ir_version([helper.make_opsetid("", 21)])
+    >>> (lowest_ir_version([helper.make_opsetid("", 4)]),
+    ...  lowest_ir_version([helper.make_opsetid("", 21)]))
     (3, 10)
     """
     import onnx
@@ -131,7 +138,8 @@ def lowest_ir_version(opset_import: Iterable[onnx.OperatorSetIdProto]) -> int | 
         for version in range(entry.version, entry.version + 8):
             try:
                 found = onnx.helper.find_min_ir_version_for(
-                    [onnx.helper.make_opsetid(entry.domain, version)])
+                    [onnx.helper.make_opsetid(entry.domain, version)]
+                )
             except ValueError:  # not in the table: a skipped or a newer opset
                 continue
             needed = max(needed, found)

@@ -1,9 +1,9 @@
 """onnxruntime runs every Relu type natively: the onnx-relu custom-op library.
 
 onnx-relu builds and installs a small shared library with this package
-(``onnx_relu/lib/libonnx_relu_ort.so`` on Linux) that registers the standard-domain (ai.onnx) ``Relu`` for all
-eight Relu types -- float16, float, double, bfloat16, int8, int16, int32, int64 -- computed by
-onnx-relu's kernel (the same element rule, streaming stores and thread pool as
+(``onnx_relu/lib/libonnx_relu_ort.so`` on Linux) that registers the standard-domain (ai.onnx)
+``Relu`` for all eight Relu types -- float16, float, double, bfloat16, int8, int16, int32,
+int64 -- computed by onnx-relu's kernel (the same element rule, streaming stores and thread pool as
 :func:`onnx_relu.relu`). Loaded into an onnxruntime session, it replaces onnxruntime's own Relu
 at every opset: bfloat16, int16 and int64 Relu nodes run, float16 runs without casts, and every
 Relu gives onnx-relu's exact values (-0.0 -> +0.0, NaN bits kept), without changing the model.
@@ -97,8 +97,7 @@ def ort_library_path() -> str:
     'libonnx_relu_ort.so'
     """
     package_folder = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    path = os.path.join(package_folder, "lib",
-                        _FILE_NAMES.get(sys.platform, "libonnx_relu_ort.so"))
+    path = os.path.join(package_folder, "lib", _FILE_NAMES.get(sys.platform, "libonnx_relu_ort.so"))
     if not os.path.isfile(path):
         raise FileNotFoundError(
             f"the onnx-relu custom-op library for onnxruntime is not installed: {path!r} is"
@@ -161,8 +160,11 @@ def set_ort_library_nt_threshold(n_bytes: int | None) -> int:
     >>> set_ort_library_nt_threshold(previous) == previous
     True
     """
-    if n_bytes is not None and (isinstance(n_bytes, bool) or not isinstance(n_bytes, int)
-                                or not 0 <= n_bytes <= _MAX_NT_BYTES):
+    if n_bytes is not None and (
+        isinstance(n_bytes, bool)
+        or not isinstance(n_bytes, int)
+        or not 0 <= n_bytes <= _MAX_NT_BYTES
+    ):
         raise ValueError(
             f"the threshold must be a size in bytes in 0..{_MAX_NT_BYTES} (2**63 - 1) or None,"
             f" got {n_bytes!r}"
@@ -241,8 +243,7 @@ def _refuse_invalid_relus(model: Any) -> None:
     raise refusal_class([finding.kind for finding in blocking])(
         "onnx_relu.ort_session refuses the model: the onnx-relu library's Relu would run any of"
         " the eight types at any opset, so each node's Relu version is checked first, and"
-        " check_model found:\n"
-        + "\n".join(f"  {finding}" for finding in blocking)
+        " check_model found:\n" + "\n".join(f"  {finding}" for finding in blocking)
     )
 
 

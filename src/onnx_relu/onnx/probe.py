@@ -79,8 +79,10 @@ def _describe_difference(x: np.ndarray, got: np.ndarray, expected: np.ndarray) -
     if x.dtype.kind in "iu":
         return f"{x} -> {got} (onnx-relu: {expected})"
     width = 2 * x.dtype.itemsize
-    return (f"{x!s} (0x{int(_bits(x)):0{width}x}) -> 0x{int(_bits(got)):0{width}x}"
-            f" (onnx-relu: 0x{int(_bits(expected)):0{width}x})")
+    return (
+        f"{x!s} (0x{int(_bits(x)):0{width}x}) -> 0x{int(_bits(got)):0{width}x}"
+        f" (onnx-relu: 0x{int(_bits(expected)):0{width}x})"
+    )
 
 
 @dataclass(frozen=True)
@@ -125,7 +127,8 @@ def _probe_model(
         return None
     elem_type = RELU_TYPE_BY_ONNX_NAME[onnx_type].elem_type
     graph = helper.make_graph(
-        nodes, "probe",
+        nodes,
+        "probe",
         [helper.make_tensor_value_info("x", elem_type, [size])],
         [helper.make_tensor_value_info("y", elem_type, [size])],
     )
@@ -177,8 +180,15 @@ def probe_onnxruntime(
         return ProbeResult(onnx_type, opset, ir_version, rewrite, False, first_line, ())
     expected = relu(x, opset=max(opset, 1))
     if y.dtype != x.dtype or y.shape != x.shape:
-        return ProbeResult(onnx_type, opset, ir_version, rewrite, True, None,
-                           (f"output is {y.dtype}{y.shape}, expected {x.dtype}{x.shape}",))
+        return ProbeResult(
+            onnx_type,
+            opset,
+            ir_version,
+            rewrite,
+            True,
+            None,
+            (f"output is {y.dtype}{y.shape}, expected {x.dtype}{x.shape}",),
+        )
     differing = np.flatnonzero(_bits(y) != _bits(expected))
     differences = tuple(_describe_difference(x[i], y[i], expected[i]) for i in differing)
     return ProbeResult(onnx_type, opset, ir_version, rewrite, True, None, differences)

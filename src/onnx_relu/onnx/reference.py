@@ -77,7 +77,9 @@ class Relu(OpRun):
 
     op_domain = ""
 
-    def __init__(self, onnx_node: onnx.NodeProto, run_params: dict[str, Any], schema: Any = None) -> None:
+    def __init__(
+        self, onnx_node: onnx.NodeProto, run_params: dict[str, Any], schema: Any = None
+    ) -> None:
         super().__init__(onnx_node, run_params, schema)
         #: the model's ai.onnx opset, which selects the Relu version
         self.opset: int = _ai_onnx_opset(run_params)
@@ -101,7 +103,8 @@ class Relu(OpRun):
         findings = judge_relu(self.onnx_node, self.opset, onnx_type_of_dtype(dtype), self.version)
         refuse(_label(self.onnx_node), findings)
 
-    def _run(self, x: Any, consumed_inputs: object = None) -> tuple[np.ndarray]:  # noqa: ARG002 - Relu-1's legacy attribute
+    # consumed_inputs: Relu-1's legacy attribute, accepted and unused.
+    def _run(self, x: Any, consumed_inputs: object = None) -> tuple[np.ndarray]:
         return (np.asarray(relu(x, opset=self.opset)),)
 
 
@@ -115,8 +118,9 @@ class ReluReferenceEvaluator(ReferenceEvaluator):
     --------
     >>> import numpy as np
     >>> from onnx import TensorProto, helper
-    >>> body = helper.make_function("local", "F", ["a"], ["b"], [helper.make_node("Relu", ["a"], ["b"])],
-    ...                             opset_imports=[helper.make_opsetid("", 14)])
+    >>> body = helper.make_function(
+    ...     "local", "F", ["a"], ["b"], [helper.make_node("Relu", ["a"], ["b"])],
+    ...     opset_imports=[helper.make_opsetid("", 14)])
     >>> graph = helper.make_graph(
     ...     [helper.make_node("F", ["x"], ["y"], domain="local")], "g",
     ...     [helper.make_tensor_value_info("x", TensorProto.FLOAT16, [2])],
