@@ -21,8 +21,8 @@ from onnx import TensorProto, helper
 
 from onnx_relu import check_model, legalize, read_tensor, write_tensor
 from onnx_relu.errors import InvalidModelError, InvalidTensorFileError
-from onnx_relu.files import relu_file
 from onnx_relu.files import pb as pb_module
+from onnx_relu.files import relu_file
 from tests.support.cli import assert_cli_error, run_cli
 from tests.support.optional import requires
 
