@@ -39,9 +39,18 @@ mkdir -p "$out"
 uv=${UV:-.venv/bin/uv}
 settings=()
 [ -z "${CROSS_FILE:-}" ] || settings=(-C "setup-args=--cross-file=$CROSS_FILE")
-[ "${NO_BUILD_ISOLATION:-0}" = 0 ] || settings+=(--no-build-isolation)
+# pyproject.toml's [tool.uv] builds onnx-relu without isolation for `uv sync` (against the lock's
+# build group in .venv); a wheel for release is built in an isolated environment, so uv is told
+# to leave that configuration out (--no-config) unless NO_BUILD_ISOLATION asks otherwise.
+if [ "${NO_BUILD_ISOLATION:-0}" = 0 ]; then
+  uv_settings=(--no-config)
+else
+  settings+=(--no-build-isolation)
+  uv_settings=()
+fi
 if [ -x "$uv" ]; then
-  "$uv" build --quiet --wheel --python "$python" --out-dir "$raw" "${settings[@]+"${settings[@]}"}" . >&2
+  "$uv" build --quiet --wheel --python "$python" --out-dir "$raw" "${uv_settings[@]+"${uv_settings[@]}"}" \
+    "${settings[@]+"${settings[@]}"}" . >&2
 else
   "$python" -m pip wheel --quiet --no-deps --wheel-dir "$raw" "${settings[@]+"${settings[@]}"}" . >&2
 fi

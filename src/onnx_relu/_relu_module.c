@@ -19,6 +19,7 @@
 #include "relu_kernel.h"
 #include "relu_pool.h"
 #include "relu_tuning.h"
+#include "relu_glibc_compat.h" /* pthread_once at its oldest glibc version (manylinux) */
 
 /* ------------------------------------------------------------------------------------------ */
 /* Thread count and tuning                                                                     */
