@@ -33,6 +33,7 @@ from onnx_relu.tuning import (
     set_kernel_tuning,
 )
 from tests.support.dtypes import RELU_DTYPES
+from tests.support.isas import isas_up_to
 from tests.support.oracle import as_bits, expected_relu
 from tests.support.values import mixed_values
 
@@ -81,8 +82,7 @@ def restore_settings():
 def test_callers_and_setters_at_once_give_exact_results(restore_settings):
     cases = _cases()
     best_isa = kernel_tuning()["best_nt_isa"]
-    isas = ["none", "sse2", "avx2", "avx512"]
-    isas = isas[: isas.index(best_isa) + 1]
+    isas = isas_up_to(best_isa)
     done = threading.Event()
     failures: list[str] = []
     errors: list[BaseException] = []

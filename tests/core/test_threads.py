@@ -11,7 +11,6 @@ the default thresholds.
 from __future__ import annotations
 
 import os
-import platform
 import subprocess
 import sys
 import textwrap
@@ -30,6 +29,7 @@ from onnx_relu.tuning import (
 )
 from tests.support import REPOSITORY
 from tests.support.dtypes import TYPE_NAMES, relu_type
+from tests.support.isas import ALL_ISAS, isas_up_to
 from tests.support.oracle import as_bits, assert_relu_vectorised
 from tests.support.values import mixed_values
 
@@ -38,13 +38,7 @@ TYPES = TYPE_NAMES
 # streaming loops, and the chunk splits.
 SIZES = [0, 1, 2, 3, 7, 31, 32, 33, 63, 64, 65, 127, 129, 255, 256, 1000, 4097, 40_000]
 
-# The streaming-store levels of the architecture the kernel was built for, lowest first.
-ALL_ISAS = (
-    ["none", "stnp"]
-    if platform.machine() in {"aarch64", "arm64"}
-    else ["none", "sse2", "avx2", "avx512"]
-)
-ISAS = ALL_ISAS[1 : ALL_ISAS.index(kernel_tuning()["best_nt_isa"]) + 1]
+ISAS = isas_up_to(kernel_tuning()["best_nt_isa"])[1:]  # streaming levels this machine runs
 NEVER = 1 << 62
 
 
