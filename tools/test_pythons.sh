@@ -61,7 +61,7 @@ run_one() {
   if [ "$repair" = 1 ]; then
     wheel=$(UV="$uv" tools/build_wheel.sh "$venv/bin/python" "$root/wheels-$version" | tail -1)
   else
-    "$uv" build --quiet --wheel --python "$venv/bin/python" --out-dir "$root/wheels-$version" .
+    "$uv" build --quiet --wheel --no-config --python "$venv/bin/python" --out-dir "$root/wheels-$version" .
     wheel=$(ls "$root/wheels-$version"/*.whl)
     echo "pythons: $wheel is built against this root's glibc: tested here, not repaired or released"
   fi
