@@ -46,7 +46,8 @@ rm -rf "$site"
 # -fno-sanitize-recover=all: the first UBSan finding aborts, whatever UBSAN_OPTIONS says.
 # (meson adds -fsanitize=address,undefined to every target: the kernel library and the module.)
 CFLAGS="${CFLAGS:-} -fno-sanitize-recover=all -fno-omit-frame-pointer" \
-  "$PY" -m pip install --quiet --no-deps --no-cache-dir --target "$site" \
+  "${UV:?UV: the uv binary (the Makefile sets it)}" pip install --python "$PY" --quiet \
+    --no-deps --no-cache --reinstall --target "$site" \
     -Cbuild-dir=build/sanitize \
     -Csetup-args=-Dbuildtype=debugoptimized \
     -Csetup-args=-Db_sanitize=address,undefined \

@@ -19,7 +19,8 @@ site=build/tsan-site-$tag
 echo "tsan: building onnx_relu with -fsanitize=thread into $site"
 rm -rf "$site"
 CFLAGS="${CFLAGS:-} -fno-omit-frame-pointer" \
-  "$PY" -m pip install --quiet --no-deps --no-cache-dir --target "$site" \
+  "${UV:?UV: the uv binary (the Makefile sets it)}" pip install --python "$PY" --quiet \
+    --no-deps --no-cache --reinstall --target "$site" \
     -Cbuild-dir=build/tsan-$tag \
     -Csetup-args=-Dbuildtype=debugoptimized \
     -Csetup-args=-Db_sanitize=thread \
