@@ -9,6 +9,7 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
+from .._protobuf import PROTOBUF_MESSAGE_LIMIT
 from ..dtypes import native
 from ..errors import InvalidTensorFileError
 from .npy import _BFLOAT16
@@ -119,9 +120,6 @@ def _parse_pb_tensor(data: bytes, label: str, base_dir: str) -> tuple[np.ndarray
         array = array.copy()
     return array, tensor.name
 
-
-#: Protobuf parses and serializes no message of this size or more (2 GiB).
-PROTOBUF_MESSAGE_LIMIT = 1 << 31
 
 #: The largest tensor data a .pb file is written with: protobuf serializes no message of 2 GiB
 #: or more, and the TensorProto needs a few bytes besides its data (name, dims, type).

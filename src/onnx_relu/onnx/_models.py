@@ -31,6 +31,7 @@ from typing import Any
 import onnx
 from onnx import shape_inference
 
+from .._protobuf import PROTOBUF_MESSAGE_LIMIT
 from ..errors import InvalidModelError
 from ..versions import ReluVersion, version_for_opset
 from ._rules import (
@@ -119,10 +120,9 @@ def _refuse_special_file(path: str) -> None:
         )
 
 
-#: Protobuf serializes no message of this size or more (2 GiB): a model whose external data
-#: would take it there keeps that data external (onnx's shape inference serializes the model).
-PROTOBUF_MESSAGE_LIMIT = 1 << 31
-# The size from which external data is left external (the limit; lowered by tests).
+# The size from which external data is left external: protobuf's limit, since a model whose
+# external data would take it there cannot be serialized (onnx's shape inference serializes the
+# model); lowered by tests.
 _INLINE_LIMIT = PROTOBUF_MESSAGE_LIMIT
 
 
