@@ -6,6 +6,8 @@
 # Usage:
 #   tools/debian_root.sh path NAME
 #       print the root's folder (it may not exist yet)
+#   tools/debian_root.sh mirror
+#       print the Debian mirror apt uses here (DEBIAN_MIRROR overrides it)
 #   tools/debian_root.sh make NAME SUITE ARCH [PACKAGE...]
 #       make the root once (debootstrap --variant=minbase) and cache it outside the clone;
 #       a root made with other SUITE/ARCH/PACKAGES is made anew. Prints the root's folder.
@@ -29,7 +31,7 @@ apt_mirror() {
     uri=$(grep -hE '^(URIs:|deb )' /etc/apt/sources.list.d/*.sources /etc/apt/sources.list \
               /etc/apt/sources.list.d/*.list 2>/dev/null \
           | grep -v -- '-security' | grep -oE 'https?://[^ ]+/debian/?' | head -n 1 || true)
-    if [ -z "$uri" ]; then
+    if [ -z "${DEBIAN_MIRROR:-$uri}" ]; then
         echo "debian_root.sh: no Debian mirror found in /etc/apt; set DEBIAN_MIRROR" >&2
         return 1
     fi
@@ -157,6 +159,7 @@ exec chroot '$dir' /usr/bin/env -i \"\$@\"" bash "${env_args[@]}" "$@"
 
 case ${1:-} in
     path) root_dir "$2" ;;
+    mirror) apt_mirror ;;
     make) shift; cmd_make "$@" ;;
     run) shift; cmd_run "$@" ;;
     *) sed -n '2,20p' "$0" >&2; exit 2 ;;

@@ -57,18 +57,8 @@ host_python() {  # the newest pyenv X.Y.* interpreter, else pythonX.Y on PATH
 
 ft_prefix() { echo "$cache/python/3.13t"; }
 
-# The first http(s) Debian URI apt uses here (deb822 .sources or one-line .list files).
-apt_mirror() {
-    local uri
-    uri=$(grep -hE '^(URIs:|deb )' /etc/apt/sources.list.d/*.sources /etc/apt/sources.list \
-              /etc/apt/sources.list.d/*.list 2>/dev/null \
-          | grep -v -- '-security' | grep -oE 'https?://[^ ]+/debian/?' | head -n 1 || true)
-    [ -n "${DEBIAN_MIRROR:-$uri}" ] || {
-        log "no Debian mirror found in /etc/apt; set DEBIAN_MIRROR"
-        return 1
-    }
-    echo "${DEBIAN_MIRROR:-$uri}"
-}
+# The Debian mirror apt uses here (one rule, tools/debian_root.sh's).
+apt_mirror() { "$here/debian_root.sh" mirror; }
 
 apt_install_missing() {  # apt-get install what dpkg does not list as installed
     local missing=() pkg
