@@ -6,6 +6,8 @@ from typing import Any
 
 import numpy as np
 
+# First: loading the kernel's settings applies the ONNX_RELU_* variables before any call.
+from . import tuning as _tuning  # noqa: F401
 from ._relu import _empty_like as _cached_empty_like
 from ._relu import relu as relu_ufunc
 from .dtypes import describe_dtype, native

@@ -1,29 +1,29 @@
-"""How ``import onnx_relu`` reads the ONNX_RELU_* environment variables and applies them.
+"""How the ONNX_RELU_* environment variables are read and applied, once, when the kernel loads.
 
 ``ONNX_RELU_NUM_THREADS`` (thread count), ``ONNX_RELU_NT_THRESHOLD`` and
 ``ONNX_RELU_PARALLEL_THRESHOLD`` (output sizes from which streaming stores and threads are
 used), ``ONNX_RELU_CACHE_BYTES`` and ``ONNX_RELU_CACHE_MIN_BYTES`` (the output cache's cap and
-minimum size). What users call to change these settings later is :mod:`onnx_relu.tuning`.
+minimum size). What users call to change these settings later is :mod:`onnx_relu.tuning`,
+whose import applies them (:func:`apply_at_first_load`): ``import onnx_relu`` loads neither
+the kernel nor this module; the first use of ``relu``, ``relu_ufunc`` or a thread setting does.
 """
 
 from __future__ import annotations
 
+import atexit
 import os
 import re
 import warnings
 from collections.abc import Mapping
 
 from . import _relu
-from .tuning import (
-    ENV_CACHE_BYTES,
-    ENV_CACHE_MIN_BYTES,
-    ENV_NT_THRESHOLD,
-    ENV_NUM_THREADS,
-    ENV_PARALLEL_THRESHOLD,
-    MAX_THREADS,
-    check_num_threads,
-    default_num_threads,
-)
+
+# The variables (onnx_relu.tuning exports these names too).
+ENV_NUM_THREADS = "ONNX_RELU_NUM_THREADS"
+ENV_NT_THRESHOLD = "ONNX_RELU_NT_THRESHOLD"
+ENV_PARALLEL_THRESHOLD = "ONNX_RELU_PARALLEL_THRESHOLD"
+ENV_CACHE_BYTES = "ONNX_RELU_CACHE_BYTES"
+ENV_CACHE_MIN_BYTES = "ONNX_RELU_CACHE_MIN_BYTES"
 
 # ASCII digits only: Python's \d and int() also take other scripts' digits ("\uff13") and
 # int() takes underscores ("3_0"), which no one means in an environment variable.
@@ -50,7 +50,7 @@ def parse_size(text: str) -> int | None:
 
 
 def turn_off_output_cache() -> None:
-    """Turn the output cache off and empty it (``import onnx_relu`` registers this at exit)."""
+    """Turn the output cache off and empty it (registered at exit when the kernel loads)."""
     _relu._set_cache(max_bytes=0)
 
 
@@ -86,7 +86,7 @@ def _size_from_environment(
 
 
 def configure_from_environment(environ: Mapping[str, str] = os.environ) -> None:
-    """Apply the ONNX_RELU_* environment variables (``import onnx_relu`` does, once).
+    """Apply the ONNX_RELU_* environment variables (the kernel's first load does, once).
 
     ``ONNX_RELU_NUM_THREADS`` (thread count), ``ONNX_RELU_NT_THRESHOLD`` and
     ``ONNX_RELU_PARALLEL_THRESHOLD`` (output sizes from which streaming stores and threads are
@@ -103,6 +103,9 @@ def configure_from_environment(environ: Mapping[str, str] = os.environ) -> None:
     1
     >>> _ = onnx_relu.set_num_threads(previous)
     """
+    # (here, not at the top: onnx_relu.tuning imports this module as it finishes loading)
+    from .tuning import MAX_THREADS, check_num_threads, default_num_threads
+
     count = default_num_threads()
     text = environ.get(ENV_NUM_THREADS, "").strip()
     if text:
@@ -136,3 +139,11 @@ def configure_from_environment(environ: Mapping[str, str] = os.environ) -> None:
     cache_min = _size_from_environment(environ, ENV_CACHE_MIN_BYTES, sizes, cache["min_bytes"])
     limits = {"max_bytes": cache_bytes, "min_bytes": cache_min}
     _relu._set_cache(**{key: value for key, value in limits.items() if value is not None})
+
+
+def apply_at_first_load() -> None:
+    """What loading the kernel's settings (:mod:`onnx_relu.tuning`) does, once per process:
+    apply the environment, and have the output cache turned off and emptied at exit (the
+    compiled module also empties it after the last array it gave out is freed)."""
+    configure_from_environment()
+    atexit.register(turn_off_output_cache)

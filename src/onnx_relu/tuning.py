@@ -2,8 +2,8 @@
 
 The kernel splits a call across a pool of C threads when its output is at least about 2 MiB;
 smaller calls run on the calling thread. The count is process-wide: it comes from
-``ONNX_RELU_NUM_THREADS`` at import, else from the CPUs available to the process, and
-:func:`set_num_threads` or :func:`num_threads` change it.
+``ONNX_RELU_NUM_THREADS`` when the kernel is first used, else from the CPUs available to the
+process, and :func:`set_num_threads` or :func:`num_threads` change it.
 
 The kernel's other settings (the output sizes from which it uses threads and streaming stores,
 the smallest chunk a thread gets, the streaming-store instruction set, how long idle threads
@@ -21,8 +21,9 @@ and :func:`release_cache` inspect, change and empty it.
 
 Every function here may be called from any thread at any time, also on a free-threaded Python:
 each setting is changed in one step, and the functions that return the previous settings return
-what that call replaced. How the environment variables are read at import is
-``onnx_relu._environment``'s business.
+what that call replaced. The environment variables are applied when this module is first
+imported (which the first use of ``onnx_relu.relu`` or of a thread setting does; ``import
+onnx_relu`` alone does not); how they are read is ``onnx_relu._environment``'s business.
 """
 
 from __future__ import annotations
@@ -36,6 +37,14 @@ from collections.abc import Iterator
 from typing import Any
 
 from . import _relu
+from ._environment import (
+    ENV_CACHE_BYTES,
+    ENV_CACHE_MIN_BYTES,
+    ENV_NT_THRESHOLD,
+    ENV_NUM_THREADS,
+    ENV_PARALLEL_THRESHOLD,
+    apply_at_first_load,
+)
 from .errors import ThreadCountError
 
 __all__ = [
@@ -60,12 +69,6 @@ __all__ = [
     "copy_ceiling",
 ]
 
-# The environment variables ``import onnx_relu`` applies (onnx_relu._environment reads them).
-ENV_NUM_THREADS = "ONNX_RELU_NUM_THREADS"
-ENV_NT_THRESHOLD = "ONNX_RELU_NT_THRESHOLD"
-ENV_PARALLEL_THRESHOLD = "ONNX_RELU_PARALLEL_THRESHOLD"
-ENV_CACHE_BYTES = "ONNX_RELU_CACHE_BYTES"
-ENV_CACHE_MIN_BYTES = "ONNX_RELU_CACHE_MIN_BYTES"
 #: The largest thread count the kernel accepts (256): the range is the kernel's, 1..MAX_THREADS.
 MAX_THREADS: int = _relu.MAX_THREADS
 #: The largest cap and minimum size of the output cache, ``sys.maxsize`` bytes (2**63 - 1 on
@@ -403,3 +406,8 @@ def release_cache() -> int:
     0
     """
     return _relu._release_cache()
+
+
+# Last, once every name above exists: the first import of this module (the kernel's settings;
+# onnx_relu.relu imports it too) applies the ONNX_RELU_* environment variables.
+apply_at_first_load()

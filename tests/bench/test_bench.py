@@ -112,7 +112,7 @@ def test_ratios_and_overheads_are_reported_and_no_targets(quick_run):
         assert ratio["value"] > 0
     assert "targets" not in results  # the targets are benchmarks/targets.py's
     assert results["small_call"]["np.maximum(x, 0)"] > 0
-    assert results["import"]["import onnx_relu"] > 0
+    assert results["import"]["from onnx_relu import relu"] > 0
     assert results["machine"]["tuning"]["max_threads"] == 256
 
 

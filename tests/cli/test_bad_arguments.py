@@ -99,8 +99,8 @@ SIGINT_AT_IMPORT = textwrap.dedent(
 @pytest.mark.parametrize(
     ("module", "args"),
     [
-        ("numpy", ("--version",)),  # while the package itself is imported
-        ("onnx_relu.cli._common", ("--version",)),  # while the command's modules are imported
+        ("numpy", ("--version",)),  # while numpy and the kernel are imported (in main)
+        ("onnx_relu.cli.apply", ("--version",)),  # while the command's modules are imported
         ("onnx_relu.bench", ("bench", *TINY_BENCH, "--json", "", "--no-plot")),  # in main
         ("onnx_relu.files", ("apply", "x.npy", "y.npy")),  # in the guarded work
     ],

@@ -32,6 +32,37 @@ def test_import_does_not_pull_heavy_packages():
     assert result.stdout.strip() == "[]"
 
 
+@pytest.mark.parametrize("module", ["onnx_relu", "onnx_relu.cli"])
+def test_import_loads_neither_numpy_nor_the_kernel(module):
+    """So that the command handles Ctrl-C from the first line of its main (the console script
+    and ``python -m onnx_relu`` import both before main runs), and so that a program pays for
+    numpy and the kernel only when it uses them."""
+    code = (
+        f"import sys, {module}; "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('numpy', 'ml_dtypes')"
+        " or m == 'onnx_relu._relu'))"
+    )
+    result = run_python("-c", code)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"
+
+
+def test_every_exported_name_resolves_and_is_listed():
+    """``__all__`` names what ``from onnx_relu import *`` gives, loaded on first use or not,
+    and ``dir()`` lists them all."""
+    code = (
+        "import onnx_relu; ns = {}; exec('from onnx_relu import *', ns); "
+        "missing = [n for n in onnx_relu.__all__ if n not in ns]; "
+        "unlisted = [n for n in onnx_relu.__all__ if n not in dir(onnx_relu)]; "
+        "print(missing, unlisted, ns['relu'] is onnx_relu.relu)"
+    )
+    result = run_python("-c", code)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[] [] True"
+    with pytest.raises(AttributeError, match="has no attribute 'no_such_name'"):
+        onnx_relu.no_such_name  # noqa: B018 - the attribute access is the test
+
+
 def test_tests_use_the_installed_build_not_src():
     assert "site-packages" in onnx_relu.__file__
 

@@ -372,12 +372,38 @@ def test_bad_environment_variable_warns_and_uses_the_default(value):
 
 
 def test_bad_environment_variable_is_an_error_under_warnings_as_errors():
+    """The variables are applied when the kernel is first loaded (first use of relu), not by
+    ``import onnx_relu``, which loads neither numpy nor the kernel."""
     result = run_python(
-        "import warnings; warnings.simplefilter('error'); import onnx_relu",
+        "import warnings; warnings.simplefilter('error'); import onnx_relu; print('imported');"
+        " onnx_relu.relu",
         {"ONNX_RELU_NUM_THREADS": "many"},
     )
     assert result.returncode != 0
+    assert result.stdout.strip() == "imported"
     assert "RuntimeWarning: ONNX_RELU_NUM_THREADS='many'" in result.stderr
+
+
+@pytest.mark.parametrize(
+    "first_use",
+    [
+        "import numpy as np; onnx_relu.relu(np.ones(2))",
+        "import numpy as np; onnx_relu.relu_ufunc(np.ones(2))",
+        "from onnx_relu import relu_ufunc",
+        "onnx_relu.set_num_threads",
+        "from onnx_relu.tuning import kernel_tuning",
+    ],
+)
+def test_the_environment_is_applied_by_every_first_use_of_the_kernel(first_use):
+    """Whichever public name loads the kernel first, the kernel runs with the ONNX_RELU_*
+    settings from then on."""
+    code = (
+        "import sys, onnx_relu; assert 'onnx_relu._relu' not in sys.modules; "
+        f"{first_use}; from onnx_relu import _relu; print(_relu._get_num_threads())"
+    )
+    result = run_python(code, {"ONNX_RELU_NUM_THREADS": "3"})
+    assert result.returncode == 0, result.stderr
+    assert int(result.stdout) == 3
 
 
 @pytest.mark.parametrize(

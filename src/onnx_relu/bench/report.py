@@ -64,7 +64,8 @@ def format_tables(results: dict[str, Any]) -> str:
         f" -> {small['ratio relu / numpy']:.2f} x"
     )
     lines.append(
-        f"  import: onnx_relu {imports['import onnx_relu'] * 1e3:.1f} ms, numpy"
+        f"  import: from onnx_relu import relu {imports['from onnx_relu import relu'] * 1e3:.1f}"
+        f" ms, import numpy"
         f" {imports['import numpy'] * 1e3:.1f} ms -> {imports['ratio onnx_relu / numpy']:.2f} x"
     )
     return "\n".join(lines)

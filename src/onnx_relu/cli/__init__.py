@@ -22,25 +22,19 @@ Examples
 
 from __future__ import annotations
 
+# Only the standard library and the package's light top level here: the console script and
+# ``python -m onnx_relu`` import this module before main() runs, and main() handles Ctrl-C
+# from its first line; numpy, the kernel and the subcommands are imported inside it.
 import argparse
 import contextlib
 import os
 import signal
 import sys
 from collections.abc import Callable
+from types import ModuleType
 
 from .. import __version__
-from .._command_start import interrupted_while_the_command_starts
-from . import apply, bench, check, demo, legalize, run
-from ._common import (
-    EXIT_FAILED,
-    EXIT_OK,
-    EXIT_USAGE,
-    PROG,
-    complete_standard_output,
-    fail,
-    interrupted_outside_work,
-)
+from ._common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, PROG
 
 __all__ = ["main", "build_parser", "EXIT_OK", "EXIT_FAILED", "EXIT_USAGE"]
 
@@ -61,15 +55,12 @@ exit status: 0 success, 1 failure (a check failed or the job could not be done),
 """
 
 
-#: One entry per subcommand; each adds its parser and sets ``handler``.
-_COMMANDS: tuple[Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], None], ...] = (
-    demo.add_command,
-    apply.add_command,
-    run.add_command,
-    check.add_command,
-    legalize.add_command,
-    bench.add_command,
-)
+def _subcommands() -> tuple[ModuleType, ...]:
+    """The subcommands' modules, in the order ``--help`` lists them; each has ``add_command``,
+    which adds its parser and sets ``handler``, and ``run``."""
+    from . import apply, bench, check, demo, legalize, run
+
+    return (demo, apply, run, check, legalize, bench)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -83,8 +74,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(title="commands", metavar="COMMAND")
-    for add_command in _COMMANDS:
-        add_command(commands)
+    for subcommand in _subcommands():
+        subcommand.add_command(commands)
     return parser
 
 
@@ -93,6 +84,8 @@ def _flushed(status: int) -> int:
 
     Python would otherwise flush it at exit, fail on a reader that is gone ("Exception
     ignored ... BrokenPipeError", exit 120) or report success with the output cut."""
+    from ._common import fail
+
     if sys.stdout is None:
         return status
     try:
@@ -104,21 +97,37 @@ def _flushed(status: int) -> int:
     return status
 
 
+def _interrupted_during_start_up() -> int:
+    """Ctrl-C while the command's modules (numpy and the kernel among them) are imported: one
+    line and status 130, as anywhere else; nothing has been written. Nothing is imported here:
+    the import that was interrupted may have left a module half made."""
+    with contextlib.suppress(AttributeError, OSError, ValueError):  # stderr closed or gone
+        sys.stderr.write(f"{PROG}: interrupted by SIGINT during start-up\n")
+        sys.stderr.flush()
+    return 128 + signal.SIGINT
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the command with ``argv`` (default: ``sys.argv[1:]``); return the exit status."""
     argv = sys.argv[1:] if argv is None else list(argv)
-    from ..files.paths import hold_closed_standard_streams
+    try:
+        # The start-up: numpy, the kernel (which applies the ONNX_RELU_* variables) and the
+        # command's modules, most of the command's start-up time.
+        from ..files.paths import hold_closed_standard_streams
+        from ._common import complete_standard_output
 
+        _subcommands()
+    except KeyboardInterrupt:
+        return _interrupted_during_start_up()
     hold_closed_standard_streams()  # before any file is opened: see there
     with complete_standard_output():
         return _main(argv)
 
 
 def _main(argv: list[str]) -> int:
-    if signal.getsignal(signal.SIGINT) is interrupted_while_the_command_starts:
-        # Set by the package's import in this command's process: Ctrl-C is a KeyboardInterrupt
-        # again from here on, handled below and, during the work, by run_guarded.
-        signal.signal(signal.SIGINT, signal.default_int_handler)
+    from . import bench, demo
+    from ._common import fail, interrupted_outside_work
+
     try:
         if argv[:1] == ["bench"]:
             return bench.run(argv[1:])
