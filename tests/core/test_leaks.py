@@ -46,13 +46,17 @@ def refcounts(*objects: object) -> list[int]:
 
 
 def test_rss_is_measurable():
-    # The measurement must see a real allocation, or the bounds below would prove nothing.
-    gc.collect()
-    before = rss_bytes()
-    block = np.ones(64 * MIB, dtype=np.uint8)
-    grown = rss_bytes() - before
-    del block
-    assert grown >= 48 * MIB, f"RSS grew by {grown / MIB:.1f} MiB for a touched 64 MiB block"
+    # The measurement must see a real allocation, or the bounds below would prove nothing. Best
+    # of three: memory that this worker process frees at the same moment (a thread of an earlier
+    # test's library ending, the allocator trimming) can hide part of one attempt's growth.
+    grown = []
+    for _ in range(3):
+        gc.collect()
+        before = rss_bytes()
+        block = np.ones(64 * MIB, dtype=np.uint8)
+        grown.append(rss_bytes() - before)
+        del block
+    assert max(grown) >= 48 * MIB, f"RSS grew by {[g // MIB for g in grown]} MiB for 64 MiB"
 
 
 def test_million_small_calls():
