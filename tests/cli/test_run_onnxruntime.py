@@ -150,3 +150,26 @@ def test_bad_input_exits_2_with_one_line_and_writes_nothing(tmp_path, case, expe
     done = run_cli("run", model, *inputs, "-o", tmp_path / "out", "--engine", "onnxruntime")
     assert_cli_error(done, 2, expected)
     assert not (tmp_path / "out").exists()
+
+
+def test_without_onnxruntime_the_error_names_the_extra(tmp_path):
+    """Where onnxruntime cannot be imported (CPython 3.15 has no wheel yet), the one line names
+    the extra that installs it; nothing is written."""
+    import os
+    import subprocess
+
+    from tests.support.cli import SCRIPT
+
+    blocker = tmp_path / "blocker" / "onnxruntime"
+    blocker.mkdir(parents=True)
+    (blocker / "__init__.py").write_text("raise ModuleNotFoundError(\"No module named 'x'\")\n")
+    model = save_relu_model(tmp_path / "m.onnx", "float", 14)
+    write_tensor(tmp_path / "x.npy", np.ones((2, 3), np.float32))
+    env = {**os.environ, "PYTHONPATH": str(blocker.parent)}
+    done = subprocess.run(
+        [SCRIPT, "run", "m.onnx", "-i", "x.npy", "-o", "out", "--engine", "onnxruntime"],
+        capture_output=True, text=True, cwd=tmp_path, env=env, timeout=120, check=False,
+    )  # fmt: skip
+    assert_cli_error(done, 1, 'needs onnxruntime: pip install "onnx-relu[ort]"')
+    assert not (tmp_path / "out").exists()
+    assert model.exists()
