@@ -3,6 +3,7 @@ processing far more data than its workers may hold, and Zarr stores through ``ap
 
 from __future__ import annotations
 
+import logging
 import resource
 from pathlib import Path
 
@@ -19,11 +20,11 @@ for _module in ("dask", "distributed", "zarr"):
 import dask  # noqa: E402
 import dask.array as da  # noqa: E402
 import zarr  # noqa: E402
-from distributed import Client, LocalCluster  # noqa: E402
 
 from onnx_relu import UnsupportedTypeError, relu  # noqa: E402
 from onnx_relu.files.zarr_dask import relu_zarr  # noqa: E402
 from tests.support.cli import run_cli  # noqa: E402
+from tests.support.dask_cluster import local_client  # noqa: E402
 from tests.support.dtypes import TYPE_NAMES, relu_type  # noqa: E402
 from tests.support.oracle import expected_relu, same_bits  # noqa: E402
 from tests.support.values import mixed_values  # noqa: E402
@@ -102,16 +103,8 @@ def test_allowed_float_types_pass_at_every_opset():
 
 @pytest.fixture(scope="module")
 def cluster_client():
-    with (
-        LocalCluster(
-            n_workers=2,
-            threads_per_worker=1,
-            processes=True,
-            memory_limit=WORKER_MEMORY,
-            dashboard_address="127.0.0.1:0",
-        ) as cluster,
-        Client(cluster) as client,
-    ):
+    # (distributed's own default log level, as before the set-up was shared)
+    with local_client(memory_limit=WORKER_MEMORY, silence_logs=logging.WARNING) as client:
         yield client
 
 

@@ -6,7 +6,6 @@ tasks were still running; durability costs one sync per store, not one fsync per
 from __future__ import annotations
 
 import fcntl
-import logging
 import os
 import signal
 import subprocess
@@ -26,12 +25,12 @@ for _module in ("dask", "distributed", "zarr"):
 
 import dask  # noqa: E402
 import zarr  # noqa: E402
-from distributed import Client, LocalCluster  # noqa: E402
 
 from onnx_relu.files import TEMP_SUFFIX, zarr_dask  # noqa: E402
 from onnx_relu.files._atomic import OWNER_LOCK, UNLOCKED_GRACE_S  # noqa: E402
 from onnx_relu.files.zarr_dask import ChunkError, relu_zarr  # noqa: E402
 from tests.support.cli import SCRIPT, assert_cli_error, folder_state, run_cli  # noqa: E402
+from tests.support.dask_cluster import local_client  # noqa: E402
 from tests.support.oracle import expected_relu, same_bits  # noqa: E402
 
 OLD_OUT = np.full(3, 7, np.int8)
@@ -61,15 +60,7 @@ def paused_client():
     }
     with (
         dask.config.set(settings),
-        LocalCluster(
-            n_workers=1,
-            threads_per_worker=1,
-            processes=True,
-            memory_limit=40 << 20,
-            dashboard_address="127.0.0.1:0",
-            silence_logs=logging.ERROR,
-        ) as cluster,
-        Client(cluster) as client,
+        local_client(workers=1, memory_limit=40 << 20) as client,
     ):
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
@@ -131,16 +122,7 @@ def test_stall_timeout_must_be_positive(tmp_path):
 
 @pytest.fixture(scope="module")
 def client():
-    with (
-        LocalCluster(
-            n_workers=2,
-            threads_per_worker=1,
-            processes=True,
-            dashboard_address="127.0.0.1:0",
-            silence_logs=logging.ERROR,
-        ) as cluster,
-        Client(cluster) as client,
-    ):
+    with local_client() as client:
         yield client
 
 
@@ -275,16 +257,7 @@ def test_one_sync_per_store_not_one_fsync_per_chunk(tmp_path, monkeypatch):
     monkeypatch.setitem(CALLS, "sync", 0)
     values = _values(200 * 256)
     make_store(tmp_path / "in.zarr", values, chunks=(256,))
-    with (
-        LocalCluster(
-            n_workers=2,
-            threads_per_worker=1,
-            processes=False,
-            dashboard_address="127.0.0.1:0",
-            silence_logs=logging.ERROR,
-        ) as cluster,
-        Client(cluster) as local,
-    ):
+    with local_client(processes=False) as local:
         relu_zarr(tmp_path / "in.zarr", tmp_path / "out.zarr", client=local)
     assert same_bits(zarr.open_array(tmp_path / "out.zarr", mode="r")[...], expected_relu(values))
     assert CALLS["sync"] == 3  # each of the 2 workers once, and this process once

@@ -21,12 +21,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 import zarr
-from distributed import Client, LocalCluster
 
 from onnx_relu.files import TEMP_SUFFIX
 from onnx_relu.files._atomic import OWNER_LOCK, remove_abandoned_temporaries
 from onnx_relu.files.zarr_dask import relu_zarr
 from tests.support.cli import SCRIPT, assert_cli_error, file_size_limit, folder_state, run_cli
+from tests.support.dask_cluster import local_client
 from tests.support.oracle import expected_relu, same_bits
 
 #: Seconds each chunk write waits on the external cluster's workers.
@@ -68,16 +68,7 @@ def _write_delay(seconds: float):
 
 @pytest.fixture(scope="module")
 def client():
-    with (
-        LocalCluster(
-            n_workers=2,
-            threads_per_worker=1,
-            processes=True,
-            dashboard_address="127.0.0.1:0",
-            silence_logs=logging.CRITICAL,
-        ) as cluster,
-        Client(cluster) as client,
-    ):
+    with local_client(silence_logs=logging.CRITICAL) as client:
         client.run(_write_delay(WRITE_DELAY_S))
         yield client
 

@@ -1,0 +1,36 @@
+"""The Dask clusters of the file-layer tests: one set-up, its differences named as arguments."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Iterator
+from typing import Any
+
+
+@contextlib.contextmanager
+def local_client(
+    *,
+    workers: int = 2,
+    processes: bool = True,
+    memory_limit: int | None = None,
+    silence_logs: int = logging.ERROR,
+) -> Iterator[Any]:
+    """A ``distributed.Client`` of a LocalCluster on this machine: ``workers`` workers of one
+    thread each (separate processes unless ``processes=False``), no dashboard port taken, both
+    closed when the block ends. Imports distributed, so call it only where it is installed."""
+    from distributed import Client, LocalCluster
+
+    limits = {} if memory_limit is None else {"memory_limit": memory_limit}
+    with (
+        LocalCluster(
+            n_workers=workers,
+            threads_per_worker=1,
+            processes=processes,
+            dashboard_address="127.0.0.1:0",
+            silence_logs=silence_logs,
+            **limits,
+        ) as cluster,
+        Client(cluster) as client,
+    ):
+        yield client
