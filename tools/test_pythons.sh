@@ -106,15 +106,15 @@ print("pythons: VERSIONS " + ", ".join(found))
 PY
   local env_args=()
   if [ "$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_config_var("Py_GIL_DISABLED") or 0)')" = 1 ]; then
-    # Free-threaded: the GIL state once the kernel is loaded (`from onnx_relu import relu`), and the whole core suite.
+    # Free-threaded: the GIL state once the kernel is loaded, and the whole core suite.
     local gil
     gil=$("$venv/bin/python" -W ignore -c 'import sys; from onnx_relu import relu; print("on" if sys._is_gil_enabled() else "off")')
-    echo "pythons: GIL after import onnx_relu: $gil"
+    echo "pythons: GIL after loading the kernel (from onnx_relu import relu): $gil"
     if [ "$gil" = on ]; then
       env_args=(PYTHON_GIL=0)
-      echo "pythons: GIL-STATE import onnx_relu re-enables the GIL; tests run with PYTHON_GIL=0"
+      echo "pythons: GIL-STATE loading the kernel re-enables the GIL; tests run with PYTHON_GIL=0"
     else
-      echo "pythons: GIL-STATE import onnx_relu leaves the GIL off; tests run without PYTHON_GIL"
+      echo "pythons: GIL-STATE loading the kernel leaves the GIL off; tests run without PYTHON_GIL"
     fi
     [ -n "${PYTHON_TESTS:-}" ] || tests="$tests $(ls tests/core/test_*.py \
       | grep -vxF -f <(grep '^tests/core/' tests/wheel-tests.args) | tr '\n' ' ')"
@@ -125,7 +125,7 @@ PY
   if [ ${#env_args[@]} -gt 0 ]; then
     # The tests ran with the GIL off only if PYTHON_GIL=0 keeps it off after the import.
     env "${env_args[@]}" "$venv/bin/python" -c 'import sys; from onnx_relu import relu; sys.exit(sys._is_gil_enabled())' \
-      || { echo "pythons: with PYTHON_GIL=0, import onnx_relu still enables the GIL"; return 1; }
+      || { echo "pythons: with PYTHON_GIL=0, loading the kernel still enables the GIL"; return 1; }
   fi
   echo "pythons: $(date +%T) done"
 }
