@@ -296,12 +296,12 @@ def plan_apply(
     >>> import os, tempfile, numpy as np
     >>> from onnx_relu.files import read_tensor, write_tensor
     >>> folder = tempfile.mkdtemp()
-    >>> x, y = os.path.join(folder, "x.npy"), os.path.join(folder, "y.pb")
+    >>> x, y = os.path.join(folder, "x.npy"), os.path.join(folder, "y.npy")
     >>> write_tensor(x, np.array([-2.0, 0.5], dtype=np.float32))
     >>> with plan_apply(x, y) as plan:
-    ...     print(plan.mode, plan.source.format, plan.header.shape, plan.destination.format)
+    ...     print(plan.mode, plan.source.format, plan.header.shape, plan.destination.kind.value)
     ...     plan.run()
-    stream npy (2,) pb
+    stream npy (2,) missing
     >>> read_tensor(y).tolist()
     [0.0, 0.5]
     >>> with plan_apply(x, y, in_place=True) as plan:  # doctest: +ELLIPSIS
