@@ -172,5 +172,3 @@ def test_apply_opens_and_parses_in_once(tmp_path, in_name, out_name):
         assert same_bits(read_tensor(tmp_path / out_name), expected_relu(x))
     else:
         assert same_bits(np.load(io.BytesIO(written)), expected_relu(x))
-
-
