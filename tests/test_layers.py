@@ -43,3 +43,59 @@ def test_module_imports_only_what_its_layer_allows(module):
     heavy = import_layers.heavy_imports(module)
     print(import_layers.table_line(module, heavy))
     assert set(heavy) == expected_heavy(module), f"import {module} brought {heavy}"
+
+
+def _file_layer_imports() -> dict[str, list[tuple[str, list[str]]]]:
+    """For each module of the installed ``onnx_relu.files``: the modules of the package it
+    imports (anywhere in it, inside functions too) and the names it takes from each."""
+    import ast
+
+    import onnx_relu.files
+
+    folder = Path(onnx_relu.files.__path__[0])
+    found: dict[str, list[tuple[str, list[str]]]] = {}
+    for path in sorted(folder.glob("*.py")):
+        imports = found.setdefault(path.stem, [])
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            if node.level == 1 and node.module:  # from .npy import x
+                imports.append((node.module.split(".")[0], [alias.name for alias in node.names]))
+            elif node.level == 1:  # from . import npy
+                imports += [(alias.name, []) for alias in node.names]
+            elif node.module and node.module.startswith("onnx_relu.files."):
+                module = node.module.removeprefix("onnx_relu.files.").split(".")[0]
+                imports.append((module, [alias.name for alias in node.names]))
+    return found
+
+
+def test_the_file_layer_has_no_import_cycle():
+    """No module of ``onnx_relu.files`` imports, directly or through others, one that imports
+    it back (imports inside functions included: a cycle there only waits for its call)."""
+    graph = {
+        module: {name for name, _ in imports if name != "__init__"}
+        for module, imports in _file_layer_imports().items()
+    }
+    graph.pop("__init__")  # the package imports its modules; none of them imports it
+
+    def reaches(start: str, target: str, seen: set[str]) -> bool:
+        for name in graph.get(start, ()):
+            if name == target or (name not in seen and reaches(name, target, seen | {name})):
+                return True
+        return False
+
+    cycles = sorted(module for module in graph if reaches(module, module, {module}))
+    assert not cycles, f"modules of onnx_relu.files on an import cycle: {cycles}"
+    assert "plan" in graph and "paths" in graph["plan"]  # the walk sees the package's imports
+
+
+def test_no_private_name_crosses_a_module_of_the_file_layer():
+    """A name one module of ``onnx_relu.files`` takes from another is public there."""
+    crossing = sorted(
+        f"{module} imports {name} from {source}"
+        for module, imports in _file_layer_imports().items()
+        for source, names in imports
+        for name in names
+        if name.startswith("_") and not name.startswith("__")
+    )
+    assert not crossing, crossing

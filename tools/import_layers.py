@@ -40,6 +40,7 @@ MODULES = (
     "onnx_relu.files.npy",
     "onnx_relu.files.pb",
     "onnx_relu.files.tensors",
+    "onnx_relu.files.plan",
     "onnx_relu.files.apply",
     "onnx_relu.files.zarr_dask",
     "onnx_relu.onnx",

@@ -79,6 +79,13 @@ class UnsupportedPathError(OnnxReluError, ValueError):
     would have to be replaced by a regular file."""
 
 
+class FileArgumentError(OnnxReluError, ValueError):
+    """Arguments of a file job that cannot be used as given, found before anything is read or
+    written: options that do not go together (in place with an output, no output), an input
+    that is missing or unreadable, an output in a folder that is missing or not writable (the
+    message names the argument and what is wrong with it)."""
+
+
 class InvalidOpsetError(OnnxReluError, ValueError, TypeError):
     """An ai.onnx opset that is not an integer >= 1 (a bool, a float, a string, 0, -1)."""
 

@@ -114,28 +114,61 @@ def test_header_checks_see_truncation_before_writing(tmp_path):
     assert os.listdir(tmp_path) == ["x.npy"]
 
 
-@pytest.mark.parametrize("out_name", ["y.npy", "y.pb", "-"])
-def test_apply_opens_and_parses_in_once(tmp_path, out_name):
-    """``onnx-relu apply x.npy OUT`` opens x.npy once (its header is read from that one open
-    file), whatever OUT's format, '-' included: counted with an audit hook on ``open``."""
+#: Run in a child: ``onnx-relu apply IN OUT`` counting the opens of x.npy (audit hook), the
+#: duplications of descriptor 0 (how '-' is opened) and the .npy headers parsed.
+COUNT_OPENS_AND_PARSES = """\
+import os, sys
+opens, dups, parses = [], [], []
+def hook(event, args):
+    if event == 'open' and isinstance(args[0], str) and args[0].endswith('x.npy'):
+        opens.append(args[0])
+sys.addaudithook(hook)
+real_dup = os.dup
+def dup(fd):
+    if fd == 0:
+        dups.append(fd)
+    return real_dup(fd)
+os.dup = dup
+from onnx_relu.files import npy, plan
+real_header = npy.read_npy_header
+def counted_header(*args, **kwargs):
+    parses.append(1)
+    return real_header(*args, **kwargs)
+npy.read_npy_header = plan.read_npy_header = counted_header
+from onnx_relu.cli import main
+status = main(['apply', '-q', sys.argv[1], sys.argv[2]])
+print(len(opens), len(dups), len(parses), status, file=sys.stderr)
+"""
+
+
+@pytest.mark.parametrize(
+    "in_name,out_name",
+    [("x.npy", "y.npy"), ("x.npy", "y.pb"), ("x.npy", "-"), ("-", "y.npy"), ("-", "y.pb")],
+)
+def test_apply_opens_and_parses_in_once(tmp_path, in_name, out_name):
+    """``onnx-relu apply IN OUT`` opens IN once (x.npy by name, or standard input as one
+    duplicate of descriptor 0) and parses its header once, whatever OUT's format, '-' included
+    on either side."""
     import subprocess
     import sys
 
     if out_name == "y.pb":
         pytest.importorskip("onnx")
-    write_tensor(tmp_path / "x.npy", values("float32"))
-    script = (
-        "import os, sys\n"
-        "opens = []\n"
-        "def hook(event, args):\n"
-        "    if event == 'open' and isinstance(args[0], str) and args[0].endswith('x.npy'):\n"
-        "        opens.append(args[0])\n"
-        "sys.addaudithook(hook)\n"
-        "from onnx_relu.cli import main\n"
-        "status = main(['apply', '-q', 'x.npy', sys.argv[1]])\n"
-        "print(len(opens), status, file=sys.stderr)\n"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", script, out_name], cwd=tmp_path, capture_output=True, timeout=120
-    )
-    assert done.stderr.decode().split() == ["1", "0"], done.stderr
+    x = values("float32")
+    write_tensor(tmp_path / "x.npy", x)
+    with open(tmp_path / "x.npy", "rb") as stdin:
+        done = subprocess.run(
+            [sys.executable, "-c", COUNT_OPENS_AND_PARSES, in_name, out_name],
+            cwd=tmp_path,
+            stdin=stdin,
+            capture_output=True,
+            timeout=120,
+        )
+    stdio = in_name == "-"
+    expected = ["0" if stdio else "1", "1" if stdio else "0", "1", "0"]
+    assert done.stderr.decode().split() == expected, done.stderr
+    written = done.stdout if out_name == "-" else None
+    if written is None:
+        assert same_bits(read_tensor(tmp_path / out_name), expected_relu(x))
+    else:
+        assert same_bits(np.load(io.BytesIO(written)), expected_relu(x))

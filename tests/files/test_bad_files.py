@@ -461,19 +461,19 @@ def test_full_disk_apply_exits_1_and_leaves_out_unchanged(tmp_path, suffix):
 # has been rewritten: a Ctrl-C at a known point, with no race against the clock.
 INTERRUPT_AFTER_FIRST_WINDOW = """\
 import os, sys
-from onnx_relu.files import apply as apply_files
+from onnx_relu.files import plan
 from onnx_relu.cli import main
 
 signum = int(sys.argv[1])
-apply_files.relu_file.__kwdefaults__["chunk_bytes"] = 4096
-report = apply_files._report
+plan.DEFAULT_CHUNK_BYTES = 4096  # the command's plan reads the default when it is made
+report = plan._report
 
 def report_then_interrupt(progress, done, total):
     report(progress, done, total)
     if done > 0:
         os.kill(os.getpid(), signum)
 
-apply_files._report = report_then_interrupt
+plan._report = report_then_interrupt
 sys.exit(main(sys.argv[2:]))
 """
 

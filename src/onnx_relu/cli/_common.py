@@ -1,6 +1,5 @@
 """What every subcommand of ``onnx-relu`` shares: exit statuses, the errors that are the user's,
-signal handling, THE guarded runner that turns errors and signals into exit statuses, and the
-path checks made before any work starts.
+signal handling, and THE guarded runner that turns errors and signals into exit statuses.
 
 Private to :mod:`onnx_relu.cli`. Nothing here imports more than the core package.
 """
@@ -17,6 +16,7 @@ import threading
 from collections.abc import Callable, Iterator
 
 from ..errors import (
+    FileArgumentError,
     InvalidModelError,
     InvalidTensorFileError,
     ModelInputError,
@@ -55,6 +55,7 @@ class Interrupted(BaseException):
 #: Errors in what the user gave (exit status 2): arguments, files, types, models.
 USER_ERRORS = (
     UsageError,
+    FileArgumentError,
     UnsupportedTypeError,
     UnsupportedFileFormatError,
     UnsupportedPathError,
@@ -345,45 +346,6 @@ def add_subcommand(
     )
     parser.set_defaults(handler=run)
     return parser
-
-
-# --- checks made before any work starts ------------------------------------------------------
-
-
-def check_readable(path: str, what: str, *, folder: bool = False) -> None:
-    """``path`` exists, is a file (a folder with ``folder=True``) and may be read."""
-    if not os.path.exists(path):
-        raise UsageError(f"{what} {path!r} does not exist")
-    if folder and not os.path.isdir(path):
-        raise UsageError(f"{what} {path!r} is not a folder (a Zarr store is a folder)")
-    if not folder and os.path.isdir(path):
-        raise UsageError(f"{what} {path!r} is a folder, not a tensor file")
-    if not os.access(path, os.R_OK):
-        raise UsageError(f"{what} {path!r} is not readable (permission denied)")
-
-
-def check_writable_destination(path: str, what: str = "OUT", *, store: bool = False) -> None:
-    """OUT ``path`` can be written: a FIFO or a character device (written through as a stream),
-    or a regular or missing file whose folder exists, is a folder and is writable. A folder,
-    block device or socket is refused (:func:`onnx_relu.files.paths.check_output_kind`).
-    ``store=True``: OUT is a folder (a Zarr store); only its parent folder is checked."""
-    from ..files.paths import check_output_kind
-
-    if not store:
-        try:
-            kind = check_output_kind(path, what)
-        except IsADirectoryError:
-            raise UsageError(f"{what} {path!r} is a folder, not a file name") from None
-        if kind.is_stream:
-            return
-    target = os.path.realpath(path) if os.path.islink(path) else os.path.abspath(path)
-    folder = os.path.dirname(target)  # a link is written through (see files._atomic)
-    if os.path.exists(folder) and not os.path.isdir(folder):
-        raise UsageError(f"cannot write OUT {path!r}: {folder!r} is a file, not a folder")
-    if not os.path.isdir(folder):
-        raise UsageError(f"cannot write OUT {path!r}: the folder {folder!r} does not exist")
-    if not os.access(folder, os.W_OK | os.X_OK):
-        raise UsageError(f"cannot write OUT {path!r}: the folder {folder!r} is not writable")
 
 
 def thread_limit(threads: int | None) -> contextlib.AbstractContextManager[object]:

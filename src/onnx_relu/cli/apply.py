@@ -10,15 +10,12 @@ import os
 from collections.abc import Iterator
 
 from ..argtypes import integer_at_least_one, positive_number, thread_count
-from ..errors import UnsupportedFileFormatError
 from ._common import (
     EXIT_OK,
     NOT_WRITTEN,
     PROG,
     UsageError,
     add_subcommand,
-    check_readable,
-    check_writable_destination,
     run_guarded,
     thread_limit,
 )
@@ -117,121 +114,20 @@ STREAM_FORMATS = ("npy", "pb")
 STDIO = "-"
 
 
-def _uses_stdio(args: argparse.Namespace) -> bool:
-    return STDIO in (args.input, args.output)
-
-
-def _validate_stdio(args: argparse.Namespace) -> None:
-    """The checks of a run that reads standard input or writes standard output ('-')."""
-    from ..files.tensors import tensor_format
-
+def _check_options(args: argparse.Namespace) -> None:
+    """The combinations of the command's own options; everything about IN and OUT is checked
+    by the plan (:func:`onnx_relu.files.plan.plan_apply`)."""
     if args.scheduler and not args.dask:
         raise UsageError("--scheduler needs --dask (it is the Dask scheduler's address)")
-    if args.in_place:
-        raise UsageError("--in-place rewrites a .npy file; it cannot rewrite standard input ('-')")
-    if args.dask:
-        raise UsageError("--dask works on Zarr stores, not on standard input or output ('-')")
-    if args.output is None:
-        raise UsageError("OUT is required: a file name, or - for standard output")
-    if args.input != STDIO:
-        tensor_format(args.input)  # UnsupportedFileFormatError names the allowed suffixes
-        check_readable(args.input, "IN")
-    if args.output != STDIO:
-        tensor_format(args.output)
-        check_writable_destination(args.output)
-    elif _is_terminal(1):
-        raise UsageError(
-            "not writing binary tensor data to a terminal: redirect standard output (> y.npy, |)"
-            " or name an OUT file"
-        )
-
-
-def _is_terminal(fd: int) -> bool:
-    try:
-        return os.isatty(fd)
-    except OSError:
-        return False  # closed: opening it says so
-
-
-def _relu_tensor(args: argparse.Namespace, progress: object = None) -> None:
-    """The one job of every apply without --dask or --in-place: IN and OUT opened once each,
-    '-' among the paths."""
-    from ..files.apply import relu_tensor
-
-    with thread_limit(args.threads):
-        relu_tensor(
-            args.input,
-            args.output,
-            opset=args.opset,
-            progress=progress,  # type: ignore[arg-type]
-            dash_is_stdio=True,
-            src_format=args.format if args.input == STDIO else None,
-            dst_format=args.format if args.output == STDIO else None,
-        )
-
-
-def _is_zarr_name(path: str) -> bool:
-    return path.rstrip("/\\").lower().endswith(".zarr")
-
-
-def _validate_dask(args: argparse.Namespace) -> None:
-    if args.in_place:
-        raise UsageError("--in-place works on .npy files, not with --dask")
-    if args.threads is not None:
-        raise UsageError("--threads does not apply with --dask: size the Dask cluster instead")
-    if args.output is None:
-        raise UsageError("OUT is required: apply IN.zarr OUT.zarr --dask")
-    for role, path in (("IN", args.input), ("OUT", args.output)):
-        if not _is_zarr_name(path):
-            raise UsageError(f"with --dask, {role} must be a Zarr store named *.zarr, got {path!r}")
-    check_readable(args.input, "IN", folder=True)
-    check_writable_destination(args.output, store=True)
-    from ..files._atomic import store_replacement_refusal
-
-    refusal = store_replacement_refusal(args.output)
-    if refusal is not None:
-        raise UsageError(f"OUT {refusal}")
-
-
-def _validate(args: argparse.Namespace) -> None:
-    """Everything that can be checked before work starts; raises UsageError."""
-    from ..files.apply import check_file_arguments
-
-    if args.scheduler and not args.dask:
-        raise UsageError("--scheduler needs --dask (it is the Dask scheduler's address)")
-    if args.format is not None:
+    if args.format is not None and STDIO not in (args.input, args.output):
         raise UsageError(
             f"--format {args.format} is the format of '-' (standard input or output); files are"
             " told by their suffix (.npy, .pb)"
         )
     if args.stall_timeout is not None and not args.dask:
         raise UsageError("--stall-timeout needs --dask (it bounds a Dask job's waits)")
-    if args.dask:
-        _validate_dask(args)
-        return
-    if _is_zarr_name(args.input) or (args.output and _is_zarr_name(args.output)):
-        raise UsageError("Zarr stores are processed on Dask: add --dask")
-    # relu_file's own rules (formats by suffix, --in-place on .npy only, OUT unless in place),
-    # in the command's words; UnsupportedFileFormatError passes as it is (also exit 2).
-    try:
-        check_file_arguments(
-            args.input,
-            args.output,
-            in_place=args.in_place,
-            src_name="IN",
-            dst_name="OUT",
-            in_place_name="--in-place",
-        )
-    except UnsupportedFileFormatError:
-        raise
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
-    check_readable(args.input, "IN")
-    if args.in_place:
-        if not os.access(args.input, os.W_OK):
-            raise UsageError(f"--in-place: IN {args.input!r} is not writable (permission denied)")
-        return
-    check_writable_destination(args.output)
+    if args.dask and args.threads is not None:
+        raise UsageError("--threads does not apply with --dask: size the Dask cluster instead")
 
 
 @contextlib.contextmanager
@@ -248,35 +144,32 @@ def _distributed_logs_quiet() -> Iterator[None]:
 
 
 def _apply(args: argparse.Namespace) -> int:
+    from ..files.plan import Names, plan_apply
     from ._progress_bar import progress_bar
 
-    if _uses_stdio(args):
-        _validate_stdio(args)
-        _relu_tensor(args)
-        return EXIT_OK
-    _validate(args)
-    description = f"relu {os.path.basename(args.input.rstrip('/'))}"
-    with progress_bar(description, enabled=not args.quiet) as progress:
-        if args.dask:
-            from ..files.zarr_dask import STALL_TIMEOUT_S, relu_zarr
-
-            with _distributed_logs_quiet():
-                relu_zarr(
-                    args.input,
-                    args.output,
-                    opset=args.opset,
-                    scheduler=args.scheduler,
-                    progress=progress,
-                    stall_timeout=args.stall_timeout or STALL_TIMEOUT_S,
-                )
-            return EXIT_OK
-        if args.in_place:
-            from ..files import relu_file
-
-            with thread_limit(args.threads):
-                relu_file(args.input, opset=args.opset, in_place=True, progress=progress)
-        else:
-            _relu_tensor(args, progress)
+    _check_options(args)
+    with (
+        plan_apply(
+            args.input,
+            args.output,
+            in_place=args.in_place,
+            dask=args.dask,
+            stream_format=args.format,
+            opset=args.opset,
+            scheduler=args.scheduler,
+            stall_timeout=args.stall_timeout,
+            dash_is_stdio=True,
+            check_paths=True,
+            names=Names("IN", "OUT", "--in-place", "--dask"),
+        ) as plan,
+        contextlib.ExitStack() as stack,
+    ):
+        progress = None
+        if not plan.stdio:  # (no progress bar for a pipe's job)
+            description = f"relu {os.path.basename(args.input.rstrip('/'))}"
+            progress = stack.enter_context(progress_bar(description, enabled=not args.quiet))
+        stack.enter_context(_distributed_logs_quiet() if args.dask else thread_limit(args.threads))
+        plan.run(progress)
     return EXIT_OK
 
 

@@ -19,7 +19,6 @@ from ._common import (
     USER_ERRORS,
     UsageError,
     add_subcommand,
-    check_readable,
     emit,
     fail,
     note,
@@ -108,6 +107,8 @@ def finding_record(finding: Finding) -> dict[str, object]:
 
 def _check_one(path: str) -> tuple[int | None, list[Finding]]:
     """The model's ai.onnx opset and its findings; raises as ``check_model`` does."""
+    from ..files.paths import check_readable
+
     check_readable(path, "MODEL")
     check_model_path(path)
     from ..onnx import ai_onnx_opset, check_model, load_model

@@ -12,8 +12,6 @@ from ._common import (
     PROG,
     UsageError,
     add_subcommand,
-    check_readable,
-    check_writable_destination,
     emit,
     run_guarded,
     shown,
@@ -55,6 +53,7 @@ def run(args: argparse.Namespace) -> int:
     """Legalize the model and write it to OUT atomically."""
 
     def work() -> int:
+        from ..files.paths import check_readable, check_writable_destination
         from .check import check_model_path
 
         check_readable(args.model, "MODEL")

@@ -14,7 +14,6 @@ from ._common import (
     PROG,
     UsageError,
     add_subcommand,
-    check_readable,
     emit,
     run_guarded,
     shown,
@@ -186,6 +185,7 @@ def _output_paths(args: argparse.Namespace, output_names: list[str]) -> list[str
 
 def _read_inputs(args: argparse.Namespace, required: list[str]) -> dict[str, Any]:
     from ..files import read_tensor
+    from ..files.paths import check_readable
 
     files = _parse_run_inputs(args.inputs, required)
     for path in files.values():
@@ -288,6 +288,7 @@ class _OrtRunFailed(Exception):
 
 def _run_model_files(args: argparse.Namespace) -> list[str]:
     from ..files import write_tensor
+    from ..files.paths import check_readable
     from .check import check_model_path
 
     check_readable(args.model, "MODEL")

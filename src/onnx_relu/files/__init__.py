@@ -10,6 +10,9 @@ them.
 - :mod:`.paths`: what a path is (regular file, missing, ``-``, FIFO, device, folder) and what
   reading and writing it does; every reader and writer opens its paths there.
 - :func:`relu_file` (:mod:`.apply`): Relu of a whole file, out of core for ``.npy``, or in place.
+- :func:`~.plan.plan_apply` (:mod:`.plan`): the plan of one such job, made once (what IN and
+  OUT are, every refusal checked before anything is created), then run in one pass; what
+  :func:`relu_file` and ``onnx-relu apply`` run.
 - :func:`relu_zarr` (:mod:`.zarr_dask`): Relu of a Zarr store on a Dask cluster.
 - :data:`Progress` (:mod:`.progress`): the ``progress(done_bytes, total_bytes)`` callback type.
 - :func:`atomic_file`, :data:`TEMP_SUFFIX`: how every output file is written (the new content

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import ast
 import io
-import os
 import struct
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
@@ -17,13 +16,21 @@ import numpy as np
 
 from ..dtypes import RELU_TYPE_BY_NAME, native
 from ..errors import InvalidTensorFileError
-from .paths import open_input
+from .paths import Output, open_input, regular_size, write_all
 
-__all__ = ["NpyHeader", "read_npy_header", "read_npy_data"]
+__all__ = [
+    "NPY_MAGIC",
+    "NpyHeader",
+    "read_npy_header",
+    "read_npy_data",
+    "read_npy",
+    "write_npy",
+]
 
 _BFLOAT16 = RELU_TYPE_BY_NAME["bfloat16"].dtype
 _BFLOAT16_NPY_DESCR = "<V2"  # what numpy.save writes for ml_dtypes.bfloat16
-_NPY_MAGIC = b"\x93NUMPY"
+#: The bytes every ``.npy`` file starts with (how standard input's format is told).
+NPY_MAGIC = b"\x93NUMPY"
 _MAX_NPY_HEADER = 10_000  # numpy's own limit for literal_eval of a header
 _MAX_NDIM = 64  # NPY_MAXDIMS of numpy 2
 _MAX_ARRAY_BYTES = np.iinfo(np.intp).max  # numpy refuses larger arrays, even empty ones
@@ -117,7 +124,7 @@ def read_npy_header(file: BinaryIO, name: str = "the file") -> NpyHeader:
     start = file.read(8)
     if not start:
         raise InvalidTensorFileError(f"{name} is empty: it holds no .npy data")
-    if len(start) < 8 or not start.startswith(_NPY_MAGIC):
+    if len(start) < 8 or not start.startswith(NPY_MAGIC):
         raise InvalidTensorFileError(
             f"{name} is not a .npy file: it does not start with the .npy magic string"
         )
@@ -179,7 +186,7 @@ def read_npy_header(file: BinaryIO, name: str = "the file") -> NpyHeader:
     # (counted, not told: a stream cannot tell its position)
     raw = start + length_bytes + header_bytes
     result = NpyHeader(shape, dtype, fortran_order, len(raw), raw)
-    file_size = _regular_size(file)  # a stream: the read itself will find truncation
+    file_size = regular_size(file)  # a stream: the read itself will find truncation
     if file_size is not None:
         follow = file_size - file.tell()
         if follow < result.nbytes:
@@ -188,15 +195,6 @@ def read_npy_header(file: BinaryIO, name: str = "the file") -> NpyHeader:
                 f" (shape {shape}, {dtype.name}) but only {max(follow, 0)} follow"
             )
     return result
-
-
-def _regular_size(file: BinaryIO) -> int | None:
-    """The size of ``file`` if it is a regular file, else None (a pipe, a FIFO, a BytesIO)."""
-    from .paths import is_regular
-
-    if not is_regular(file):
-        return None
-    return os.fstat(file.fileno()).st_size
 
 
 def _npy_header_bytes(array: np.ndarray) -> bytes:
@@ -215,15 +213,11 @@ def _bytes_view(array: np.ndarray) -> memoryview:
     return array.reshape(-1, order="A").view(np.uint8).data
 
 
-def _read_npy(path: str) -> np.ndarray:
+def read_npy(path: str) -> np.ndarray:
+    """The array of the ``.npy`` file ``path`` (opened by :func:`~.paths.open_input`)."""
     with open_input(path) as file:
-        return _read_npy_from(file, repr(path))
-
-
-def _read_npy_from(file: BinaryIO, label: str) -> np.ndarray:
-    """The array of the ``.npy`` data that ``file`` reads from; ``label`` names it in errors."""
-    header = read_npy_header(file, label)
-    return read_npy_data(file, header, label)
+        label = repr(path)
+        return read_npy_data(file, read_npy_header(file, label), label)
 
 
 def read_npy_data(file: BinaryIO, header: NpyHeader, label: str) -> np.ndarray:
@@ -231,7 +225,7 @@ def read_npy_data(file: BinaryIO, header: NpyHeader, label: str) -> np.ndarray:
     was checked against the header) into an array of the header's size; from a stream in
     pieces, so that a header promising more than arrives costs only what arrived."""
     order = "F" if header.fortran_order else "C"
-    if _regular_size(file) is None:
+    if regular_size(file) is None:
         data = bytearray()
         while len(data) < header.nbytes:
             piece = file.read(min(header.nbytes - len(data), 1 << 24))
@@ -257,7 +251,25 @@ def read_npy_data(file: BinaryIO, header: NpyHeader, label: str) -> np.ndarray:
     return array
 
 
-def _write_npy(file: Any, array: np.ndarray) -> None:
+def write_npy(file: Any, array: np.ndarray) -> None:
+    """Write ``array`` as ``.npy`` data (header, then every byte of its data) to ``file``: an
+    :class:`~.paths.Output`, a file object, or anything with ``write``.
+
+    bfloat16 is written as ``numpy.save`` writes it (descr ``'<V2'``, native byte order).
+
+    Raises
+    ------
+    TypeError
+        for an array of Python objects (nothing is written).
+
+    Examples
+    --------
+    >>> import io, numpy as np
+    >>> buffer = io.BytesIO()
+    >>> write_npy(buffer, np.arange(3, dtype=np.int8))
+    >>> buffer.getvalue().startswith(NPY_MAGIC), np.load(io.BytesIO(buffer.getvalue())).tolist()
+    (True, [0, 1, 2])
+    """
     if array.dtype.hasobject:
         raise TypeError("a .npy tensor file cannot hold Python objects")
     if not array.dtype.isnative and native(array.dtype) == _BFLOAT16:
@@ -275,8 +287,6 @@ def _write_to(file: Any, data: bytes | memoryview) -> None:
     """Every byte of ``data`` to ``file``: an :class:`~.paths.Output`, a file object with a
     descriptor (flushed, then written with :func:`~.paths.write_all`, which finishes short
     writes), or any object with ``write`` (``io.BytesIO``)."""
-    from .paths import Output, write_all
-
     if isinstance(file, Output):
         file.write(data)
         return

@@ -53,7 +53,7 @@ import time
 from collections.abc import Iterator
 from typing import Any, BinaryIO
 
-from ..errors import UnsupportedPathError
+from ..errors import FileArgumentError, UnsupportedPathError
 from ._atomic import atomic_file
 
 __all__ = [
@@ -66,6 +66,11 @@ __all__ = [
     "open_output",
     "Output",
     "write_all",
+    "is_regular",
+    "regular_size",
+    "check_readable",
+    "check_output_kind",
+    "check_writable_destination",
 ]
 
 #: The name of standard input (as IN) and standard output (as OUT) where a command allows it.
@@ -281,6 +286,13 @@ def is_regular(file: BinaryIO) -> bool:
         return False
 
 
+def regular_size(file: BinaryIO) -> int | None:
+    """The size of ``file`` if it is a regular file, else None (a pipe, a FIFO, a BytesIO)."""
+    if not is_regular(file):
+        return None
+    return os.fstat(file.fileno()).st_size
+
+
 def read_bounded(file: BinaryIO, limit: int, what: str) -> bytes:
     """All of ``file``, refused with ``ValueError`` naming ``what`` past ``limit`` bytes
     (read in pieces, so that a stream without an end costs at most ``limit`` bytes)."""
@@ -415,3 +427,86 @@ def _stdout_buffered() -> bool:
     import sys
 
     return sys.stdout is not None and not sys.stdout.closed
+
+
+# --- checks made before any work starts ------------------------------------------------------
+
+
+def check_readable(path: str, what: str, *, folder: bool = False) -> None:
+    """Refuse, before any work, an input ``path`` that is missing, a folder (with
+    ``folder=True``: not a folder, as a Zarr store is one) or not readable; ``what`` names it
+    in the message (e.g. "IN").
+
+    Raises
+    ------
+    FileArgumentError
+        naming ``what`` and ``path``.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> check_readable(tempfile.mkdtemp(), "IN")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    onnx_relu.errors.FileArgumentError: IN '...' is a folder, not a tensor file
+    """
+    if not os.path.exists(path):
+        raise FileArgumentError(f"{what} {path!r} does not exist")
+    if folder and not os.path.isdir(path):
+        raise FileArgumentError(f"{what} {path!r} is not a folder (a Zarr store is a folder)")
+    if not folder and os.path.isdir(path):
+        raise FileArgumentError(f"{what} {path!r} is a folder, not a tensor file")
+    if not os.access(path, os.R_OK):
+        raise FileArgumentError(f"{what} {path!r} is not readable (permission denied)")
+
+
+def check_writable_destination(
+    path: str, what: str = "OUT", *, store: bool = False
+) -> PathKind | None:
+    """Refuse, before any work, an output ``path`` that cannot be written; return its kind.
+
+    A FIFO or a character device is written through as a stream; a regular or missing file
+    needs a folder that exists, is a folder and is writable; a folder, block device or socket
+    is refused (:func:`check_output_kind`). ``store=True``: ``path`` is a folder (a Zarr
+    store); only its parent folder is checked, and None is returned. A symbolic link is
+    checked where it points (it is written through).
+
+    Raises
+    ------
+    FileArgumentError
+        naming ``what`` and ``path``.
+    UnsupportedPathError
+        for a block device or a socket.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> folder = tempfile.mkdtemp()
+    >>> check_writable_destination(os.path.join(folder, "y.npy")).value
+    'missing'
+    >>> check_writable_destination(os.path.join(folder, "no", "y.npy"))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    onnx_relu.errors.FileArgumentError: cannot write OUT '...': the folder '...' does not exist
+    """
+    kind = None
+    if not store:
+        try:
+            kind = check_output_kind(path, what)
+        except IsADirectoryError:
+            raise FileArgumentError(f"{what} {path!r} is a folder, not a file name") from None
+        if kind.is_stream:
+            return kind
+    target = os.path.realpath(path) if os.path.islink(path) else os.path.abspath(path)
+    folder = os.path.dirname(target)  # a link is written through (see files._atomic)
+    if os.path.exists(folder) and not os.path.isdir(folder):
+        raise FileArgumentError(f"cannot write {what} {path!r}: {folder!r} is a file, not a folder")
+    if not os.path.isdir(folder):
+        raise FileArgumentError(
+            f"cannot write {what} {path!r}: the folder {folder!r} does not exist"
+        )
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise FileArgumentError(
+            f"cannot write {what} {path!r}: the folder {folder!r} is not writable"
+        )
+    return kind

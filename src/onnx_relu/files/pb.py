@@ -10,18 +10,22 @@ from typing import Any, BinaryIO
 import numpy as np
 
 from .._protobuf import PROTOBUF_MESSAGE_LIMIT
-from ..dtypes import native
+from ..dtypes import RELU_TYPE_BY_NAME, native
 from ..errors import InvalidTensorFileError
-from .npy import _BFLOAT16
 from .paths import open_input, read_bounded
 
 __all__ = [
     "read_pb_tensor",
     "read_pb_bytes",
+    "parse_pb_tensor",
+    "encode_pb_tensor",
     "pb_size_refusal",
     "PROTOBUF_MESSAGE_LIMIT",
     "PB_DATA_LIMIT",
 ]
+
+
+_BFLOAT16 = RELU_TYPE_BY_NAME["bfloat16"].dtype
 
 
 def _import_onnx() -> tuple[Any, Any]:
@@ -69,7 +73,7 @@ def read_pb_tensor(path: str | os.PathLike[str]) -> tuple[np.ndarray, str]:
     path = os.fspath(path)
     with open_input(path) as file:
         data = read_pb_bytes(file, repr(path))
-    return _parse_pb_tensor(data, repr(path), os.path.dirname(os.path.abspath(path)))
+    return parse_pb_tensor(data, repr(path), os.path.dirname(os.path.abspath(path)))
 
 
 def read_pb_bytes(file: BinaryIO, label: str) -> bytes:
@@ -84,9 +88,16 @@ def read_pb_bytes(file: BinaryIO, label: str) -> bytes:
         ) from None
 
 
-def _parse_pb_tensor(data: bytes, label: str, base_dir: str) -> tuple[np.ndarray, str]:
-    """The values and name of the serialized TensorProto ``data``; ``label`` names it in errors,
-    ``base_dir`` is where its external data would be."""
+def parse_pb_tensor(data: bytes, label: str, base_dir: str) -> tuple[np.ndarray, str]:
+    """The values (a new, writeable array) and the name of the serialized TensorProto
+    ``data``; ``label`` names it in errors, ``base_dir`` is where its external data would be.
+
+    Raises
+    ------
+    InvalidTensorFileError
+        for empty or corrupt data, a protobuf that is no TensorProto, negative dims,
+        ``int32_data`` values outside the type's range, or data that cannot be decoded.
+    """
     onnx, numpy_helper = _import_onnx()
     if not data:
         raise InvalidTensorFileError(f"{label} is empty: it holds no ONNX TensorProto")
@@ -136,7 +147,17 @@ def pb_size_refusal(nbytes: int, path: str) -> str | None:
     )
 
 
-def _pb_bytes(array: np.ndarray, path: str, name: str) -> bytes:
+def encode_pb_tensor(array: np.ndarray, path: str, name: str = "") -> bytes:
+    """The serialized ONNX ``TensorProto`` named ``name`` holding ``array``, built completely
+    before anything is written; ``path`` is the file it is for, named in errors.
+
+    Raises
+    ------
+    ValueError
+        for a tensor over :data:`PB_DATA_LIMIT` bytes (refused before encoding).
+    TypeError
+        for a type ONNX has no TensorProto element type for.
+    """
     refusal = pb_size_refusal(array.nbytes, path)
     if refusal is not None:  # before building a message protobuf cannot encode
         raise ValueError(refusal)

@@ -27,45 +27,23 @@ on reading, because unpickling a file can run arbitrary code.
 from __future__ import annotations
 
 import os
-from typing import Any, BinaryIO
 
 import numpy as np
 
-from ..errors import InvalidTensorFileError, UnsupportedFileFormatError
-from .npy import (  # noqa: F401 - the .npy names callers import from here
-    _BFLOAT16,
-    _NPY_MAGIC,
-    NpyHeader,
-    _bytes_view,
-    _npy_header_bytes,
-    _read_npy,
-    _read_npy_from,
-    _regular_size,
-    _write_npy,
-    _write_to,
-    read_npy_data,
-    read_npy_header,
-)
+from ..errors import UnsupportedFileFormatError
+from .npy import NpyHeader, read_npy, read_npy_header, write_npy
 from .paths import open_output
-from .pb import (  # noqa: F401 - the .pb names callers import from here
-    PB_DATA_LIMIT,
-    PROTOBUF_MESSAGE_LIMIT,
-    _parse_pb_tensor,
-    _pb_bytes,
-    pb_size_refusal,
-    read_pb_bytes,
-    read_pb_tensor,
-)
+from .pb import encode_pb_tensor, read_pb_tensor
 
 __all__ = [
-    "read_tensor_stream",
-    "write_tensor_stream",
     "TENSOR_FORMATS",
     "tensor_format",
     "read_tensor",
     "write_tensor",
+    # the format modules' readers, also imported from here
     "NpyHeader",
     "read_npy_header",
+    "read_pb_tensor",
 ]
 
 #: File suffix (lower case) -> format name.
@@ -94,133 +72,6 @@ def tensor_format(path: str | os.PathLike[str]) -> str:
             f"cannot tell the tensor format of {os.fspath(path)!r}: the name must end in"
             " .npy (NumPy) or .pb (ONNX TensorProto)"
         ) from None
-
-
-def read_tensor_stream(
-    file: BinaryIO, kind: str | None = None, *, label: str = "standard input"
-) -> tuple[np.ndarray, str, str]:
-    """Read one tensor from the binary stream ``file`` (e.g. ``sys.stdin.buffer``) to its end.
-
-    Parameters
-    ----------
-    file : binary file object
-    kind : {"npy", "pb"}, optional
-        The format; None: ``.npy`` if the data starts with the ``.npy`` magic string (a
-        TensorProto cannot be told from other bytes, so ``.pb`` data needs ``kind="pb"``).
-    label : str
-        What the stream is called in error messages.
-
-    Returns
-    -------
-    tuple
-        The array (new and writeable), the TensorProto's name (``""`` for ``.npy``) and the
-        format read ("npy" or "pb").
-
-    Raises
-    ------
-    UnsupportedFileFormatError
-        if ``kind`` is None and the data is not ``.npy``, or ``kind`` names no format.
-    InvalidTensorFileError
-        for empty, truncated or corrupt data.
-
-    Examples
-    --------
-    >>> import io, numpy as np
-    >>> stream = io.BytesIO()
-    >>> write_tensor_stream(stream, np.array([-1.0, 2.0], dtype=np.float32), "npy")
-    >>> array, name, kind = read_tensor_stream(io.BytesIO(stream.getvalue()))
-    >>> str(array.dtype), array.tolist(), kind
-    ('float32', [-1.0, 2.0], 'npy')
-    """
-    if kind is not None and kind not in TENSOR_FORMATS.values():
-        raise UnsupportedFileFormatError(
-            f"unknown tensor format {kind!r}: the formats are 'npy' (NumPy) and 'pb' (ONNX"
-            " TensorProto)"
-        )
-    start = file.read(len(_NPY_MAGIC))
-    if kind is None:
-        if not start.startswith(_NPY_MAGIC):
-            raise UnsupportedFileFormatError(
-                f"cannot tell the tensor format of {label}: "
-                + ("it is empty" if not start else "it does not start with the .npy magic string")
-                + "; .npy data is recognised, an ONNX TensorProto must be named with --format pb"
-            )
-        kind = "npy"
-    if kind == "npy":
-        return _read_npy_from(_Rejoined(start, file), label), "", kind  # type: ignore[arg-type]
-    if start.startswith(_NPY_MAGIC):  # protobuf might parse these bytes into a wrong tensor
-        raise UnsupportedFileFormatError(
-            f"{label} holds .npy data (it starts with the .npy magic string), not an ONNX"
-            " TensorProto as the format 'pb' says"
-        )
-    data = start + read_pb_bytes(file, label)
-    if len(data) >= PROTOBUF_MESSAGE_LIMIT:
-        raise InvalidTensorFileError(
-            f"{label} holds more than {PROTOBUF_MESSAGE_LIMIT - 1} bytes:"
-            " protobuf reads no message of 2 GiB or more"
-        )
-    array, name = _parse_pb_tensor(data, label, os.getcwd())
-    return array, name, kind
-
-
-class _Rejoined:
-    """``file`` with the bytes ``start`` already read from it put back in front (a stream
-    cannot seek back); ``regular`` and ``fileno`` are ``file``'s."""
-
-    def __init__(self, start: bytes, file: BinaryIO) -> None:
-        self._start = start
-        self._file = file
-        self.regular = _regular_size(file) is not None
-
-    def read(self, size: int = -1) -> bytes:
-        if not self._start:
-            return self._file.read(size)
-        if size < 0:
-            data, self._start = self._start + self._file.read(), b""
-            return data
-        data, self._start = self._start[:size], self._start[size:]
-        if len(data) < size:
-            data += self._file.read(size - len(data))
-        return data
-
-    def readinto(self, buffer: Any) -> int:
-        data = self.read(len(memoryview(buffer).cast("B")))
-        memoryview(buffer).cast("B")[: len(data)] = data
-        return len(data)
-
-    def fileno(self) -> int:
-        return self._file.fileno()
-
-    def tell(self) -> int:
-        return self._file.tell() - len(self._start)
-
-
-def write_tensor_stream(file: BinaryIO, array: np.ndarray, kind: str, *, name: str = "") -> None:
-    """Write ``array`` to the binary stream ``file`` as ``kind`` ("npy" or "pb") data.
-
-    ``name`` is the TensorProto's name (``.pb`` only). The ``.pb`` bytes are built completely
-    before the first is written, so a type the format cannot hold writes nothing.
-
-    Examples
-    --------
-    >>> import io, numpy as np
-    >>> stream = io.BytesIO()
-    >>> write_tensor_stream(stream, np.arange(3, dtype=np.int8), "npy")
-    >>> stream.getvalue()[:6]
-    b'\\x93NUMPY'
-    """
-    array = np.asarray(array)
-    if kind == "npy":
-        _write_npy(file, array)
-    elif kind == "pb":
-        _write_to(file, _pb_bytes(array, "standard output", name))
-    else:
-        raise UnsupportedFileFormatError(
-            f"unknown tensor format {kind!r}: the formats are 'npy' (NumPy) and 'pb' (ONNX"
-            " TensorProto)"
-        )
-    if not hasattr(file, "fd"):  # (an Output has nothing to flush)
-        file.flush()
 
 
 def read_tensor(path: str | os.PathLike[str]) -> np.ndarray:
@@ -259,7 +110,7 @@ def read_tensor(path: str | os.PathLike[str]) -> np.ndarray:
     kind = tensor_format(path)
     path = os.fspath(path)
     if kind == "npy":
-        return _read_npy(path)
+        return read_npy(path)
     return read_pb_tensor(path)[0]
 
 
@@ -303,8 +154,8 @@ def write_tensor(path: str | os.PathLike[str], array: object, *, name: str = "")
         if array.dtype.hasobject:
             raise TypeError("a .npy tensor file cannot hold Python objects")
         with open_output(path) as output:
-            _write_npy(output, array)
+            write_npy(output, array)
     else:
-        data = _pb_bytes(array, path, name)
+        data = encode_pb_tensor(array, path, name)
         with open_output(path) as output:
             output.write(data)
