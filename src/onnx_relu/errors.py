@@ -24,6 +24,7 @@ __all__ = [
     "InvalidTensorFileError",
     "UnsupportedFileFormatError",
     "UnsupportedPathError",
+    "FileArgumentError",
     "InvalidOpsetError",
     "InvalidOutputError",
     "ThreadCountError",
