@@ -10,6 +10,8 @@ import os
 from collections.abc import Iterator
 
 from ..argtypes import integer_at_least_one, positive_number, thread_count
+from ..files.paths import STDIO
+from ..files.tensors import TENSOR_FORMATS
 from ._common import (
     EXIT_OK,
     NOT_WRITTEN,
@@ -71,7 +73,7 @@ def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     )
     parser.add_argument(
         "--format",
-        choices=STREAM_FORMATS,
+        choices=sorted(TENSOR_FORMATS.values()),
         help="the tensor format of '-' (standard input or output): npy or pb (default: "
         "standard input's from its data, standard output's that of IN)",
     )
@@ -107,11 +109,6 @@ def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         help="address of a running dask.distributed scheduler, e.g. tcp://10.0.0.5:8786 "
         "(with --dask; default: start a LocalCluster on this machine)",
     )
-
-
-#: The formats ``--format`` names for '-' (standard input and output).
-STREAM_FORMATS = ("npy", "pb")
-STDIO = "-"
 
 
 def _check_options(args: argparse.Namespace) -> None:
