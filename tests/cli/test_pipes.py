@@ -155,12 +155,22 @@ def test_apply_pipe_refusals(tmp_path, args, stdin, status, fragment):
     assert done.stdout == b"" and folder_state(tmp_path) == before
 
 
-def test_apply_refuses_to_write_binary_to_a_terminal(tmp_path):
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [
+        (("apply", "x.npy", "-"), b"not writing binary tensor data to a terminal"),
+        (("legalize", "m.onnx", "-"), b"not writing a binary model to a terminal"),
+    ],
+    ids=["apply", "legalize"],
+)
+def test_binary_output_is_refused_on_a_terminal(tmp_path, args, fragment):
     write_tensor(tmp_path / "x.npy", tensor("float32"))
+    if args[0] == "legalize":
+        relu_model(tmp_path / "m.onnx", "float32", 14)
     controller, terminal = pty.openpty()
     try:
         done = subprocess.run(
-            [SCRIPT, "apply", "x.npy", "-"],
+            [SCRIPT, *args],
             stdout=terminal,
             stderr=subprocess.PIPE,
             cwd=tmp_path,
@@ -169,7 +179,8 @@ def test_apply_refuses_to_write_binary_to_a_terminal(tmp_path):
     finally:
         os.close(terminal)
         os.close(controller)
-    assert done.returncode == 2 and b"not writing binary tensor data to a terminal" in done.stderr
+    assert done.returncode == 2 and fragment in done.stderr, done.stderr
+    assert done.stderr.count(b"\n") == 1, done.stderr
 
 
 # --- check over many models ----------------------------------------------------------------

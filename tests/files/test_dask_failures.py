@@ -30,21 +30,10 @@ from onnx_relu.files import TEMP_SUFFIX, zarr_dask  # noqa: E402
 from onnx_relu.files._atomic import OWNER_LOCK, UNLOCKED_GRACE_S  # noqa: E402
 from onnx_relu.files.zarr_dask import ChunkError, relu_zarr  # noqa: E402
 from tests.support.cli import SCRIPT, assert_cli_error, folder_state, run_cli  # noqa: E402
-from tests.support.dask_cluster import local_client  # noqa: E402
+from tests.support.dask_cluster import local_client, make_store, ramp_values  # noqa: E402
 from tests.support.oracle import expected_relu, same_bits  # noqa: E402
 
 OLD_OUT = np.full(3, 7, np.int8)
-
-
-def make_store(path: Path, values: np.ndarray, chunks) -> None:
-    store = zarr.create_array(
-        path, shape=values.shape, dtype=values.dtype, chunks=chunks, compressors=None
-    )
-    store[...] = values
-
-
-def _values(count: int) -> np.ndarray:
-    return (np.arange(count, dtype=np.float32) % 251 - 125).astype(np.float32)
 
 
 @pytest.fixture(scope="module")
@@ -74,7 +63,7 @@ def paused_client():
 
 
 def test_paused_workers_are_reported_after_the_stall_timeout(paused_client, tmp_path):
-    make_store(tmp_path / "in.zarr", _values(4096), chunks=(1024,))
+    make_store(tmp_path / "in.zarr", ramp_values(4096), chunks=(1024,))
     make_store(tmp_path / "out.zarr", OLD_OUT, chunks=(3,))
     before = folder_state(tmp_path)
     started = time.monotonic()
@@ -91,7 +80,7 @@ def test_paused_workers_are_reported_after_the_stall_timeout(paused_client, tmp_
 
 
 def test_apply_dask_on_paused_workers_exits_1_with_one_line(paused_client, tmp_path):
-    make_store(tmp_path / "in.zarr", _values(4096), chunks=(1024,))
+    make_store(tmp_path / "in.zarr", ramp_values(4096), chunks=(1024,))
     before = folder_state(tmp_path)
     done = run_cli(
         "apply",
@@ -111,7 +100,7 @@ def test_apply_dask_on_paused_workers_exits_1_with_one_line(paused_client, tmp_p
 
 
 def test_stall_timeout_must_be_positive(tmp_path):
-    make_store(tmp_path / "in.zarr", _values(8), chunks=(4,))
+    make_store(tmp_path / "in.zarr", ramp_values(8), chunks=(4,))
     with pytest.raises(ValueError, match="stall_timeout must be a number of seconds > 0"):
         relu_zarr(tmp_path / "in.zarr", tmp_path / "out.zarr", stall_timeout=0)
     done = run_cli("apply", "in.zarr", "out.zarr", "--dask", "--stall-timeout", "-1", cwd=tmp_path)
@@ -135,7 +124,7 @@ def test_a_truncated_chunk_is_named_and_no_temporary_store_remains(client, tmp_p
     """300 blocks on 2 workers; block (1,) is cut short. The job fails while other blocks are
     still being written; once relu_zarr has returned, and a while later, no temporary store
     exists (until this round running tasks recreated it after its removal)."""
-    make_store(tmp_path / "in.zarr", _values(300 * 4096), chunks=(4096,))
+    make_store(tmp_path / "in.zarr", ramp_values(300 * 4096), chunks=(4096,))
     _truncate_chunk(tmp_path / "in.zarr", 1)
     make_store(tmp_path / "out.zarr", OLD_OUT, chunks=(3,))
     before = folder_state(tmp_path)
@@ -150,7 +139,7 @@ def test_a_truncated_chunk_is_named_and_no_temporary_store_remains(client, tmp_p
 
 
 def test_apply_dask_names_the_truncated_chunk_on_one_line(client, tmp_path):
-    make_store(tmp_path / "in.zarr", _values(8 * 4096).reshape(8, 4096), chunks=(2, 4096))
+    make_store(tmp_path / "in.zarr", ramp_values(8 * 4096).reshape(8, 4096), chunks=(2, 4096))
     _truncate_chunk(tmp_path / "in.zarr", "2/0")  # zarr 3 chunk files: c/<row>/<column>
     before = folder_state(tmp_path)
     done = run_cli(
@@ -172,7 +161,7 @@ def test_ctrl_c_during_apply_dask_leaves_no_temporary_store(client, tmp_path):
     """SIGINT once chunks are being written: exit 130, one line, and no temporary store after
     the command has exited, nor 2 s later (tasks still running on the workers are waited for,
     and write nothing once the store is gone)."""
-    make_store(tmp_path / "in.zarr", _values(800 * 4096), chunks=(4096,))
+    make_store(tmp_path / "in.zarr", ramp_values(800 * 4096), chunks=(4096,))
     before = folder_state(tmp_path)
     command = subprocess.Popen(
         [SCRIPT, "apply", "in.zarr", "out.zarr", "--dask", "--scheduler", client.scheduler.address],
@@ -212,7 +201,7 @@ def test_abandoned_temporary_stores_are_removed_by_the_next_run(client, tmp_path
     """Left by a killed run (its lock file no longer held), or chunk files only (written by tasks
     of a stopped job), untouched for longer than the grace time: removed. A live writer's
     (lock held), a fresh unlocked one and another store's: kept."""
-    values = _values(64)
+    values = ramp_values(64)
     make_store(tmp_path / "in.zarr", values, chunks=(16,))
     chunk = {"c/0": b"x" * 64}
     killed = _temporary(tmp_path, "out.zarr", files={OWNER_LOCK: b"", "zarr.json": b"{}", **chunk})
@@ -255,7 +244,7 @@ def test_one_sync_per_store_not_one_fsync_per_chunk(tmp_path, monkeypatch):
     monkeypatch.setattr(zarr_dask, "_sync_file_system", counting_sync)
     monkeypatch.setitem(CALLS, "fsync", 0)
     monkeypatch.setitem(CALLS, "sync", 0)
-    values = _values(200 * 256)
+    values = ramp_values(200 * 256)
     make_store(tmp_path / "in.zarr", values, chunks=(256,))
     with local_client(processes=False) as local:
         relu_zarr(tmp_path / "in.zarr", tmp_path / "out.zarr", client=local)
@@ -271,7 +260,7 @@ def test_losing_the_scheduler_is_one_line_and_leaves_no_temporary_store(tmp_path
     import re
 
     tools = Path(sys.executable).parent
-    make_store(tmp_path / "in.zarr", _values(800 * 4096), chunks=(4096,))
+    make_store(tmp_path / "in.zarr", ramp_values(800 * 4096), chunks=(4096,))
     before = folder_state(tmp_path)
     scheduler = subprocess.Popen(
         [tools / "dask", "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard"],

@@ -18,7 +18,6 @@ import subprocess
 import time
 from pathlib import Path
 
-import numpy as np
 import pytest
 import zarr
 
@@ -26,22 +25,11 @@ from onnx_relu.files import TEMP_SUFFIX
 from onnx_relu.files._atomic import OWNER_LOCK, remove_abandoned_temporaries
 from onnx_relu.files.zarr_dask import relu_zarr
 from tests.support.cli import SCRIPT, assert_cli_error, file_size_limit, folder_state, run_cli
-from tests.support.dask_cluster import local_client
+from tests.support.dask_cluster import local_client, make_store, ramp_values
 from tests.support.oracle import expected_relu, same_bits
 
 #: Seconds each chunk write waits on the external cluster's workers.
 WRITE_DELAY_S = 0.03
-
-
-def make_store(path: Path, values: np.ndarray, chunks) -> None:
-    store = zarr.create_array(
-        path, shape=values.shape, dtype=values.dtype, chunks=chunks, compressors=None
-    )
-    store[...] = values
-
-
-def _values(count: int) -> np.ndarray:
-    return (np.arange(count, dtype=np.float32) % 251 - 125).astype(np.float32)
 
 
 def _write_delay(seconds: float):
@@ -96,7 +84,7 @@ def test_sigint_mid_job_never_leaves_the_temporary_store(client, tmp_path):
     """Four Ctrl-Cs, each once chunks are being written, on workers that outlive the command:
     no temporary store after the command has exited, nor 1.5 s later (until this round zarr
     recreated the removed store with the chunks of the tasks still running, 9 times in 10)."""
-    make_store(tmp_path / "in.zarr", _values(400 * 1024), chunks=(1024,))
+    make_store(tmp_path / "in.zarr", ramp_values(400 * 1024), chunks=(1024,))
     before = folder_state(tmp_path)
     for _ in range(4):
         command = _start_apply(tmp_path, client.scheduler.address)
@@ -119,8 +107,8 @@ def test_a_killed_commands_store_is_removed_by_the_next_run(client, tmp_path):
     it at once (not after the 600 s rule for folders without a lock file), and the killed job's
     tasks still running on the workers (writes slowed to 0.5 s here, so that they end after
     the next run has removed the store) do not bring it back."""
-    make_store(tmp_path / "in.zarr", _values(300 * 1024), chunks=(1024,))
-    make_store(tmp_path / "small.zarr", _values(16), chunks=(16,))
+    make_store(tmp_path / "in.zarr", ramp_values(300 * 1024), chunks=(1024,))
+    make_store(tmp_path / "small.zarr", ramp_values(16), chunks=(16,))
     client.run(_write_delay(0.5))
     try:
         command = _start_apply(tmp_path, client.scheduler.address)
@@ -140,16 +128,16 @@ def test_a_killed_commands_store_is_removed_by_the_next_run(client, tmp_path):
     finally:
         client.run(_write_delay(WRITE_DELAY_S))
     assert same_bits(
-        zarr.open_array(tmp_path / "out.zarr", mode="r")[...], expected_relu(_values(16))
+        zarr.open_array(tmp_path / "out.zarr", mode="r")[...], expected_relu(ramp_values(16))
     )
 
 
 def test_a_live_jobs_store_is_not_removed_by_a_concurrent_run(client, tmp_path):
     """While a command writes OUT (its lock held), another run of the same OUT leaves its
     temporary store alone; the command then finishes and OUT is its result."""
-    values = _values(300 * 1024)
+    values = ramp_values(300 * 1024)
     make_store(tmp_path / "in.zarr", values, chunks=(1024,))
-    make_store(tmp_path / "small.zarr", _values(16), chunks=(16,))
+    make_store(tmp_path / "small.zarr", ramp_values(16), chunks=(16,))
     command = _start_apply(tmp_path, client.scheduler.address)
     try:
         _wait_for_chunks(tmp_path, command)
@@ -182,7 +170,7 @@ def test_a_failing_task_on_the_commands_own_cluster_is_one_line(damage, tmp_path
     """The command's own LocalCluster: its workers write to the command's stderr, and until
     this round distributed's worker logged 'Compute Failed' with a traceback (7 lines) before
     the command's own line."""
-    make_store(tmp_path / "in.zarr", _values(8 * 4096), chunks=(4096,))
+    make_store(tmp_path / "in.zarr", ramp_values(8 * 4096), chunks=(4096,))
     if damage == "truncated chunk":
         chunk = tmp_path / "in.zarr" / "c" / "3"
         chunk.write_bytes(chunk.read_bytes()[:100])
@@ -198,7 +186,7 @@ def test_a_failing_task_on_the_commands_own_cluster_is_one_line(damage, tmp_path
 def test_a_chunk_that_cannot_be_written_is_named_on_one_line(tmp_path):
     """The workers inherit a file size limit (as a full disk, the write fails: EFBIG here,
     ENOSPC there, neither naming a file by itself): one line naming the chunk's path."""
-    make_store(tmp_path / "in.zarr", _values(4 * 32768), chunks=(32768,))  # 128 KiB chunks
+    make_store(tmp_path / "in.zarr", ramp_values(4 * 32768), chunks=(32768,))  # 128 KiB chunks
     before = folder_state(tmp_path)
     done = run_cli(
         "apply",
@@ -221,7 +209,7 @@ def test_ctrl_c_on_the_commands_own_cluster_is_one_line(tmp_path):
     """SIGINT to the whole process group, as a terminal's Ctrl-C: the command's one line only.
     Until this round each worker process (which runs the command's __main__ again, sys.argv
     included) printed 'interrupted by SIGINT during start-up' too."""
-    make_store(tmp_path / "in.zarr", _values(3000 * 1024), chunks=(1024,))
+    make_store(tmp_path / "in.zarr", ramp_values(3000 * 1024), chunks=(1024,))
     before = folder_state(tmp_path)
     command = _start_apply(tmp_path, None, start_new_session=True)
     try:

@@ -1,11 +1,15 @@
-"""The Dask clusters of the file-layer tests: one set-up, its differences named as arguments."""
+"""The Dask clusters and Zarr stores of the file-layer tests: one set-up each, their differences
+named as arguments."""
 
 from __future__ import annotations
 
 import contextlib
 import logging
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 
 @contextlib.contextmanager
@@ -34,3 +38,20 @@ def local_client(
         Client(cluster) as client,
     ):
         yield client
+
+
+def make_store(path: Path, values: np.ndarray, chunks: Any) -> None:
+    """A Zarr (v3) store at ``path`` holding ``values`` in ``chunks``, uncompressed (so that a
+    test can damage a chunk file's bytes). Imports zarr."""
+    import zarr
+
+    store = zarr.create_array(
+        path, shape=values.shape, dtype=values.dtype, chunks=chunks, compressors=None
+    )
+    store[...] = values
+
+
+def ramp_values(count: int) -> np.ndarray:
+    """``count`` float32 values cycling through -125..125: negatives, zero and positives in
+    every chunk."""
+    return (np.arange(count, dtype=np.float32) % 251 - 125).astype(np.float32)

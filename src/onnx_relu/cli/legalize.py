@@ -53,18 +53,18 @@ def run(args: argparse.Namespace) -> int:
     """Legalize the model and write it to OUT atomically."""
 
     def work() -> int:
-        from ..files.paths import check_readable, check_writable_destination
+        from ..files.paths import (
+            check_readable,
+            check_writable_destination,
+            refuse_terminal_output,
+        )
         from .check import check_model_path
 
         check_readable(args.model, "MODEL")
         check_model_path(args.model)
         to_stdout = args.output == "-"
         if to_stdout:
-            if os.isatty(1):
-                raise UsageError(
-                    "not writing a binary model to a terminal: redirect standard"
-                    " output (> OUT.onnx, |) or name an OUT file"
-                )
+            refuse_terminal_output("a binary model", "> OUT.onnx")
         else:
             check_writable_destination(args.output)
         from ..errors import LegalizationError

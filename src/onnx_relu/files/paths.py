@@ -71,6 +71,7 @@ __all__ = [
     "check_readable",
     "check_output_kind",
     "check_writable_destination",
+    "refuse_terminal_output",
 ]
 
 #: The name of standard input (as IN) and standard output (as OUT) where a command allows it.
@@ -458,6 +459,22 @@ def check_readable(path: str, what: str, *, folder: bool = False) -> None:
         raise FileArgumentError(f"{what} {path!r} is a folder, not a tensor file")
     if not os.access(path, os.R_OK):
         raise FileArgumentError(f"{what} {path!r} is not readable (permission denied)")
+
+
+def refuse_terminal_output(what: str, redirect: str) -> None:
+    """Refuse to write binary ``what`` to standard output when it is a terminal, where it would
+    be garbage on the screen; ``redirect`` is the example of a redirection the message offers.
+
+    Raises
+    ------
+    FileArgumentError
+        if standard output is a terminal (a closed one is not: opening it says so).
+    """
+    if os.isatty(1):  # (False for a closed descriptor, never an error)
+        raise FileArgumentError(
+            f"not writing {what} to a terminal: redirect standard output ({redirect}, |) or name"
+            " an OUT file"
+        )
 
 
 def check_writable_destination(

@@ -59,6 +59,7 @@ from .paths import (
     open_input,
     open_output,
     path_kind,
+    refuse_terminal_output,
     regular_size,
 )
 from .pb import encode_pb_tensor, parse_pb_tensor, pb_size_refusal, read_pb_bytes
@@ -364,11 +365,8 @@ def plan_apply(
             check_readable(src, names.src)
         if not stdout:
             dst_kind = check_writable_destination(dst, names.dst)
-    if stdout and _is_terminal(1):
-        raise FileArgumentError(
-            "not writing binary tensor data to a terminal: redirect standard output (> y.npy, |)"
-            " or name an OUT file"
-        )
+    if stdout:
+        refuse_terminal_output("binary tensor data", "> y.npy")
     source_label = "standard input" if stdin else repr(src)
     with open_input(src, names.src, dash_is_stdio=dash_is_stdio) as opened:
         file: BinaryIO = opened
@@ -423,13 +421,6 @@ def plan_apply(
 
 def _zarr_name(path: str) -> bool:
     return path.rstrip("/\\").lower().endswith(".zarr")
-
-
-def _is_terminal(fd: int) -> bool:
-    try:
-        return os.isatty(fd)
-    except OSError:
-        return False  # closed: opening it says so
 
 
 def _dask_plan(
