@@ -4,6 +4,9 @@
 #   make lock   refresh uv.lock from pyproject.toml (the newest versions its ranges allow)
 #   make test-latest  the newest release of every dependency (ignoring uv.lock), a test subset
 #   make test-oldest  the lowest versions pyproject.toml allows, the same subset
+#   make test-extras  tests/core with the core alone, and with onnxruntime but no onnx (venvs
+#                  from uv.lock in build/): every optional extra really optional
+#   make install EXTRAS="onnx cli"  add optional extras to .venv (from uv.lock)
 #   make sanitize  the C kernel built with ASan + UBSan, swept over sizes/offsets/types/layouts
 #   make tsan      the module built with ThreadSanitizer, the concurrency tests against it (PY=...)
 #   make typecheck mypy --strict over the package and tests/typing
@@ -39,7 +42,7 @@ CHECK_LOCK = @out=$$($(UV) lock --check --python $(PYTHON) --no-python-downloads
 	  echo "uv.lock is out of date with pyproject.toml: run 'make lock' (and commit uv.lock)" >&2 ;; \
 	*) echo "$$out" >&2 ;; esac; exit 1; }
 
-.PHONY: demo test lock test-latest test-oldest sanitize tsan typecheck wheel pythons wheel-aarch64 \
+.PHONY: demo test test-extras lock test-latest test-oldest sanitize tsan typecheck wheel pythons wheel-aarch64 \
 	test-aarch64 sdist fuzz lint docs docs-check install clean
 
 demo: $(VENV)/.installed
@@ -111,7 +114,12 @@ docs: $(VENV)/.installed-docs
 docs-check: docs
 	$(PY) tools/check_docs.py build/docs
 
+# make install EXTRAS="onnx cli": .venv as `make demo` makes it, with those optional extras of
+# pyproject.toml added from uv.lock (the command a missing extra's message names; .venv has no pip).
 install: $(VENV)/.installed
+ifneq ($(strip $(EXTRAS)),)
+	$(SYNC) --quiet --group build $(addprefix --extra ,$(EXTRAS))
+endif
 
 # Keeps the versions already locked where pyproject.toml still allows them;
 # `make lock LOCK_ARGS=--upgrade` moves every one to the newest release.
@@ -160,6 +168,32 @@ test-latest: $(UV_TOOLS)/.uv-$(UV_VERSION)
 # build group), on the lowest supported Python (PYTHON here).
 test-oldest: $(UV_TOOLS)/.uv-$(UV_VERSION)
 	tools/test_deps.sh lowest-direct $(PYTHON) build/test-oldest
+
+# The optional extras really optional: two venvs from uv.lock, build/venv-core (numpy and
+# ml_dtypes: the core alone) and build/venv-ort (the core and onnxruntime, no onnx), each with
+# the test runner (the lock's test-runner group) and onnx-relu built there. Each run first
+# syncs them exactly (not SYNC's --inexact: nothing installed by hand stays; 0.2 s when nothing
+# changed), then tests/core (the quick Hypothesis profile) and tests/test_extras.py run in each;
+# what needs a missing extra skips, saying so. Warm: WARM_S s on the loaded 2-vCPU machine.
+EXTRAS_VENVS := build/venv-core build/venv-ort
+GROUPS_build/venv-core := --group test-runner
+GROUPS_build/venv-ort := --group test-runner --group ort-alone
+EXTRAS_SYNC = UV_PROJECT_ENVIRONMENT=$(1) $(filter-out --inexact,$(SYNC)) --quiet --group build \
+	$(GROUPS_$(1))
+EXTRAS_TESTS = HYPOTHESIS_PROFILE=quick $(1)/bin/python -m pytest -q -p no:cacheprovider \
+	-n $(TEST_JOBS) --dist loadfile tests/core tests/test_extras.py
+test-extras: $(addsuffix /.installed,$(EXTRAS_VENVS))
+	$(call EXTRAS_SYNC,build/venv-core)
+	$(call EXTRAS_TESTS,build/venv-core)
+	$(call EXTRAS_SYNC,build/venv-ort)
+	$(call EXTRAS_TESTS,build/venv-ort)
+
+build/venv-%/.installed: $(UV_TOOLS)/.uv-$(UV_VERSION) uv.lock $(SOURCES)
+	$(CHECK_LOCK)
+	UV_PROJECT_ENVIRONMENT=build/venv-$* $(filter-out --inexact,$(SYNC)) --quiet \
+	  --only-group build --no-install-project
+	$(call EXTRAS_SYNC,build/venv-$*) --reinstall-package onnx-relu
+	touch $@
 
 clean:
 	rm -rf $(VENV) $(UV_TOOLS) build dist .pytest_cache .hypothesis .mypy_cache

@@ -28,9 +28,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-import onnx
-from onnx import shape_inference
-
+from .._extras import extra_needed
 from .._protobuf import PROTOBUF_MESSAGE_LIMIT
 from ..errors import InvalidModelError
 from ..versions import ReluVersion, version_for_opset
@@ -42,6 +40,10 @@ from ._rules import (
     onnx_type_of_type_proto,
     printable,
 )
+
+with extra_needed():  # a missing onnx raises the one MissingExtraError
+    import onnx
+    from onnx import shape_inference
 
 __all__ = [
     "load_model",

@@ -40,11 +40,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import onnx
-from onnx import numpy_helper
-from onnx.backend.base import Backend, BackendRep, Device, DeviceType, namedtupledict
 
 from .. import relu
+from .._extras import extra_needed
 from ..dtypes import describe_dtype, dtype_of_onnx_type, native
 from ..errors import (
     InputTypeMismatchError,
@@ -67,6 +65,11 @@ from ._rules import (
     onnx_type_of_type_proto,
     refuse,
 )
+
+with extra_needed():  # a missing onnx raises the one MissingExtraError
+    import onnx
+    from onnx import numpy_helper
+    from onnx.backend.base import Backend, BackendRep, Device, DeviceType, namedtupledict
 
 __all__ = [
     "OnnxReluBackend",

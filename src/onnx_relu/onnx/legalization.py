@@ -44,14 +44,17 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import numpy as np
-import onnx
 
+from .._extras import extra_needed
 from ..errors import InvalidModelError, LegalizationError
 from ._models import ReluSite, load_model
 from ._rewrites import REWRITES, rewrites_for
 from ._rules import node_label
 from .check import _judged
 from .probe import ProbeResult, probe_onnxruntime
+
+with extra_needed():  # a missing onnx raises the one MissingExtraError
+    import onnx
 
 __all__ = [
     "legalize",

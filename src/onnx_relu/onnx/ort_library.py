@@ -9,7 +9,8 @@ at every opset: bfloat16, int16 and int64 Relu nodes run, float16 runs without c
 Relu gives onnx-relu's exact values (-0.0 -> +0.0, NaN bits kept), without changing the model.
 
 - :func:`ort_library_path`: where the library is (needs neither onnx nor onnxruntime).
-- :func:`ort_session_options`: an ``onnxruntime.SessionOptions`` with the library registered.
+- :func:`ort_session_options`: an ``onnxruntime.SessionOptions`` with the library registered
+  (needs onnxruntime, not onnx).
 - :func:`ort_session`: an ``onnxruntime.InferenceSession`` with the library, for a model whose
   Relu nodes :func:`onnx_relu.check_model` finds valid. The library's Relu schema accepts all
   eight types at every opset (onnxruntime merges the registered types into one schema), so the
@@ -195,9 +196,11 @@ def ort_session_options(sess_options: onnxruntime.SessionOptions | None = None) 
     >>> options.get_session_config_entry("onnx_relu.ort_library") == ort_library_path()
     True
     """
-    import onnxruntime
-
+    from .._extras import extra_needed
     from ..tuning import get_num_threads
+
+    with extra_needed("onnx_relu.ort_session_options"):
+        import onnxruntime
 
     options = onnxruntime.SessionOptions() if sess_options is None else sess_options
     if not isinstance(options, onnxruntime.SessionOptions):
@@ -297,8 +300,11 @@ def ort_session(model: Any, sess_options: Any = None, providers: Any = None) -> 
     ...
     onnx_relu.errors.UnsupportedTypeError: onnx_relu.ort_session refuses the model: ...
     """
-    from ._models import load_model
-    from .ort import new_session
+    from .._extras import extra_needed
+
+    with extra_needed("onnx_relu.ort_session"):
+        from ._models import load_model
+        from .ort import new_session
 
     if isinstance(model, (str, os.PathLike)):
         _refuse_invalid_relus(model)
