@@ -253,10 +253,9 @@ class extra_needed:
         kind: type[BaseException] | None,
         error: BaseException | None,
         traceback: TracebackType | None,
-    ) -> bool:
-        if error is None or not isinstance(error, ModuleNotFoundError):
-            return False
+    ) -> None:  # never swallows the error: re-raised as it is, or as the rule's
+        if not isinstance(error, ModuleNotFoundError):
+            return
         converted = missing_extra_error(error, self.needed_for)
-        if converted is None or converted is error:
-            return False
-        raise converted from None
+        if converted is not None and converted is not error:
+            raise converted from None
