@@ -4,8 +4,8 @@
 #   make lock   refresh uv.lock from pyproject.toml (the newest versions its ranges allow)
 #   make test-latest  the newest release of every dependency (ignoring uv.lock), a test subset
 #   make test-oldest  the lowest versions pyproject.toml allows, the same subset
-#   make test-extras  tests/core with the core alone, and with onnxruntime but no onnx (venvs
-#                  from uv.lock in build/): every optional extra really optional
+#   make test-extras  tests/core with the core alone, the import tests also with onnxruntime
+#                  but no onnx (venvs from uv.lock in build/): every optional extra optional
 #   make install EXTRAS="onnx cli"  add optional extras to .venv (from uv.lock)
 #   make sanitize  the C kernel built with ASan + UBSan, swept over sizes/offsets/types/layouts
 #   make tsan      the module built with ThreadSanitizer, the concurrency tests against it (PY=...)
