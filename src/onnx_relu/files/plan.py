@@ -320,8 +320,9 @@ def plan_apply(
             f"unknown tensor format {stream_format!r}: the formats are 'npy' (NumPy) and 'pb'"
             " (ONNX TensorProto)"
         )
-    src = os.fspath(src)
-    dst = None if dst is None else os.fspath(dst)
+    # bytes paths are decoded as the OS would; os.fsdecode gives the OS the same bytes back
+    src = os.fsdecode(os.fspath(src))
+    dst = None if dst is None else os.fsdecode(os.fspath(dst))
     common: dict[str, Any] = {"opset": opset, "chunk_bytes": chunk_bytes, "names": names}
     stdin = dash_is_stdio and src == STDIO
     stdout = dash_is_stdio and dst == STDIO
