@@ -42,7 +42,8 @@ __all__ = [
 TEMP_SUFFIX = ".onnx-relu-tmp"
 
 
-_CREATE_FLAGS = os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_CREATE_FLAGS = os.O_RDWR | os.O_CREAT | os.O_EXCL | _CLOEXEC
 
 
 def _name_max(folder: str) -> int:
@@ -65,10 +66,15 @@ def _shortened(folder: str, name: str) -> str:
     return name
 
 
-def _temporary_name(folder: str, name: str) -> str:
-    """``.NAME.<12 random hex digits>.onnx-relu-tmp`` in ``folder`` (NAME :func:`_shortened`);
+def _temporary_basename(folder: str, name: str) -> str:
+    """``.NAME.<12 random hex digits>.onnx-relu-tmp`` (NAME :func:`_shortened` for ``folder``);
     the random part keeps it unique."""
-    return os.path.join(folder, f".{_shortened(folder, name)}.{os.urandom(6).hex()}{TEMP_SUFFIX}")
+    return f".{_shortened(folder, name)}.{os.urandom(6).hex()}{TEMP_SUFFIX}"
+
+
+def _temporary_name(folder: str, name: str) -> str:
+    """:func:`_temporary_basename` in ``folder``."""
+    return os.path.join(folder, _temporary_basename(folder, name))
 
 
 def _umask() -> int:
@@ -143,13 +149,13 @@ def _lock_temporary(fd: int) -> None:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
 
 
-def _file_is_abandoned(candidate: str) -> bool:
+def _file_is_abandoned(candidate: str, folder_fd: int) -> bool:
     try:
         import fcntl
     except ImportError:
         return False
     try:
-        fd = os.open(candidate, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | os.O_NOFOLLOW)
+        fd = os.open(candidate, os.O_RDONLY | _CLOEXEC | os.O_NOFOLLOW, dir_fd=folder_fd)
     except OSError:
         return False
     try:
@@ -179,14 +185,17 @@ def remove_abandoned_temporary_files(path: str | os.PathLike[str]) -> list[str]:
     )
     removed: list[str] = []
     try:
-        entries = list(os.scandir(folder))
+        folder_fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | _CLOEXEC)
     except OSError:
         return removed
-    for entry in entries:
-        if pattern.fullmatch(entry.name) and _file_is_abandoned(entry.path):
-            with contextlib.suppress(OSError):
-                os.unlink(entry.path)
-                removed.append(entry.path)
+    try:
+        for entry in os.listdir(folder_fd):
+            if pattern.fullmatch(entry) and _file_is_abandoned(entry, folder_fd):
+                with contextlib.suppress(OSError):
+                    os.unlink(entry, dir_fd=folder_fd)
+                    removed.append(os.path.join(folder, entry))
+    finally:
+        os.close(folder_fd)
     return removed
 
 
@@ -261,38 +270,47 @@ def atomic_file(path: str | os.PathLike[str]) -> Iterator[BinaryIO]:
     remove_abandoned_temporary_files(target)  # else every killed writer's temporary stays
     mode = _final_mode(target, 0o666)
     owner = _old_owner(target)
-    # The name is chosen before the file is created (unlike tempfile.mkstemp), so that an
-    # exception raised at any point after creation, even by a signal handler while the
-    # creating call returns, finds the name here and removes the file.
-    temporary = _temporary_name(folder, name)
-    owned = True  # False once the name turns out to be someone else's file
+    # Everything below is done relative to the folder's descriptor, with short names: the
+    # temporary's full path is longer than OUT's, and an OUT near PATH_MAX must be writable.
+    folder_fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | _CLOEXEC)
     try:
+        # The name is chosen before the file is created (unlike tempfile.mkstemp), so that an
+        # exception raised at any point after creation, even by a signal handler while the
+        # creating call returns, finds the name here and removes the file.
+        temporary = _temporary_basename(folder, name)
+        owned = True  # False once the name turns out to be someone else's file
         try:
-            fd = os.open(temporary, _CREATE_FLAGS, 0o600)
-        except FileExistsError:
-            owned = False  # someone else's file: not ours to remove
+            try:
+                fd = os.open(temporary, _CREATE_FLAGS, 0o600, dir_fd=folder_fd)
+            except FileExistsError:
+                owned = False  # someone else's file: not ours to remove
+                raise
+            _lock_temporary(fd)
+            with os.fdopen(fd, "w+b") as file:
+                yield file
+                file.flush()
+                descriptor = file.fileno()
+                _keep_owner(
+                    lambda uid, gid: os.fchown(descriptor, uid, gid),
+                    os.fstat(descriptor),
+                    owner,
+                    target,
+                )
+                os.fchmod(descriptor, mode)  # after fchown, which clears set-user-ID bits
+                os.fsync(file.fileno())
+            _refuse_folder(target, path)  # again: it may have become a FIFO or device meanwhile
+            os.replace(temporary, name, src_dir_fd=folder_fd, dst_dir_fd=folder_fd)
+        except BaseException as error:
+            if owned:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(temporary, dir_fd=folder_fd)
+            if isinstance(error, OSError) and error.filename == temporary:
+                error.filename = os.path.join(folder, temporary)  # name it in full
             raise
-        _lock_temporary(fd)
-        with os.fdopen(fd, "w+b") as file:
-            yield file
-            file.flush()
-            descriptor = file.fileno()
-            _keep_owner(
-                lambda uid, gid: os.fchown(descriptor, uid, gid),
-                os.fstat(descriptor),
-                owner,
-                target,
-            )
-            os.fchmod(descriptor, mode)  # after fchown, which clears set-user-ID bits
-            os.fsync(file.fileno())
-        _refuse_folder(target, path)  # again: it may have become a FIFO or device meanwhile
-        os.replace(temporary, target)
-    except BaseException:
-        if owned:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(temporary)
-        raise
-    _fsync_folder(folder)
+        with contextlib.suppress(OSError):  # some file systems refuse fsync on a folder
+            os.fsync(folder_fd)  # the rename is durable only once the folder is on disk
+    finally:
+        os.close(folder_fd)
 
 
 def _keep_tree_owner(root: str, owner: tuple[int, int] | None, path: str) -> None:
