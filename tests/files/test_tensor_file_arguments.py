@@ -53,4 +53,39 @@ def test_bytes_paths_are_read_and_written_as_the_os_bytes(tmp_path, suffix):
     out = folder + b"/r" + suffix.encode()
     relu_file(name, out)
     assert read_tensor(out).tolist() == [0.0, 2.0]
-    assert sorted(os.listdir(folder)) == sorted([b"t\xff" + suffix.encode(), b"r" + suffix.encode()])
+    assert sorted(os.listdir(folder)) == sorted(
+        [b"t\xff" + suffix.encode(), b"r" + suffix.encode()]
+    )
+
+
+def test_a_removed_working_folder_is_named_with_the_path_it_breaks(tmp_path):
+    # issue 30, item 10: os.getcwd's bare FileNotFoundError named no file
+    import subprocess
+
+    from tests.support.cli import SCRIPT
+
+    write_tensor(tmp_path / "x.npy", np.array([-1.0, 2.0]))
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    here = os.getcwd()
+    os.chdir(gone)
+    try:
+        os.rmdir(gone)
+        for call in (
+            lambda: write_tensor("y.npy", np.zeros(2)),
+            lambda: relu_file(tmp_path / "x.npy", "y.npy"),
+        ):
+            with pytest.raises(FileNotFoundError, match="working folder no longer exists") as raised:
+                call()
+            assert raised.value.filename == "y.npy"
+    finally:
+        os.chdir(here)
+    gone.mkdir()
+    done = subprocess.run(
+        ["sh", "-c", 'cd "$2" && rmdir "$2" && exec "$0" apply "$1" y.npy', SCRIPT,
+         str(tmp_path / "x.npy"), str(gone)],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 1, done.stderr
+    assert "Traceback" not in done.stderr and len(done.stderr.splitlines()) == 1
+    assert "working folder no longer exists" in done.stderr and "'y.npy'" in done.stderr

@@ -263,9 +263,7 @@ def signals_raise_interrupted() -> Iterator[None]:
         yield  # only the main thread may set handlers; an embedding program keeps its own
         return
 
-    handled = [
-        number for number in _STOP_SIGNALS if signal.getsignal(number) is not signal.SIG_IGN
-    ]
+    handled = [number for number in _STOP_SIGNALS if signal.getsignal(number) is not signal.SIG_IGN]
 
     def handler(signum: int, _frame: object) -> None:
         for number in handled:

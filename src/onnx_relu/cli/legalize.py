@@ -96,8 +96,10 @@ def _check_external_data_stays_reachable(model: Any, source: str, output: str) -
 
     if not any(uses_external_data(tensor) for tensor in model.graph.initializer):
         return
-    source_folder = os.path.realpath(os.path.dirname(os.path.abspath(source)))
-    output_folder = os.path.realpath(os.path.dirname(os.path.abspath(output)))
+    from ..files.paths import absolute_path
+
+    source_folder = os.path.realpath(os.path.dirname(absolute_path(source)))
+    output_folder = os.path.realpath(os.path.dirname(absolute_path(output)))
     if source_folder != output_folder:
         raise UsageError(
             f"MODEL {source!r} keeps over 2 GiB of tensor data in external files, which stay"

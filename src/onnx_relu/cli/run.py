@@ -9,6 +9,7 @@ import os
 from typing import Any
 
 from ..argtypes import thread_count
+from ..files.paths import absolute_path
 from ._common import (
     EXIT_OK,
     PROG,
@@ -138,7 +139,7 @@ def _check_output_folder(path: str) -> None:
     if os.path.exists(path) and not os.path.isdir(path):
         raise UsageError(f"-o {path!r} exists and is not a folder")
     # The nearest part of the path that exists must be a folder we may create entries in.
-    existing = os.path.abspath(path)
+    existing = absolute_path(path)
     while not os.path.exists(existing):
         existing = os.path.dirname(existing)
     if not os.path.isdir(existing):

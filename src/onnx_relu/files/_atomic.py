@@ -109,8 +109,12 @@ def _old_owner(path: str) -> tuple[int, int] | None:
     return status.st_uid, status.st_gid
 
 
-def _keep_owner(chown: Callable[[int, int], None], current: os.stat_result,
-                owner: tuple[int, int] | None, path: str) -> None:
+def _keep_owner(
+    chown: Callable[[int, int], None],
+    current: os.stat_result,
+    owner: tuple[int, int] | None,
+    path: str,
+) -> None:
     """Give the replacement of ``path`` the old entry's ``owner`` and group, as ``sed -i``
     does: root may set both; another user the group, if a member of it. What the process may
     not set is said in one warning (the file is then the writer's, as any new file)."""
@@ -213,7 +217,9 @@ def _fsync_folder(folder: str) -> None:
 def _split(path: str | os.PathLike[str]) -> tuple[str, str, str]:
     """The destination, its folder and its name. A symbolic link is written through: the file
     (or store) it points to is replaced, next to itself, and the link stays a link."""
-    target = os.path.abspath(os.fspath(path))
+    from .paths import absolute_path  # (paths imports this module)
+
+    target = absolute_path(path)
     if os.path.islink(target):
         target = os.path.realpath(target)
     return target, os.path.dirname(target), os.path.basename(target)

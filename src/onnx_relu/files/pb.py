@@ -73,7 +73,9 @@ def read_pb_tensor(path: str | os.PathLike[str]) -> tuple[np.ndarray, str]:
     path = os.fspath(path)
     with open_input(path) as file:
         data = read_pb_bytes(file, repr(path))
-    return parse_pb_tensor(data, repr(path), os.path.dirname(os.path.abspath(path)))
+    from .paths import absolute_path
+
+    return parse_pb_tensor(data, repr(path), os.path.dirname(absolute_path(path)))
 
 
 def read_pb_bytes(file: BinaryIO, label: str) -> bytes:

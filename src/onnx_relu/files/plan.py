@@ -52,6 +52,7 @@ from .npy import NPY_MAGIC, NpyHeader, read_npy_data, read_npy_header, write_npy
 from .paths import (
     STDIO,
     PathKind,
+    absolute_path,
     check_output_kind,
     check_readable,
     check_writable_destination,
@@ -399,7 +400,7 @@ def plan_apply(
                     raise UnsupportedFileFormatError(refusal)
         else:
             data = read_pb_bytes(file, source_label)
-            base = os.getcwd() if stdin else os.path.dirname(os.path.abspath(src))
+            base = absolute_path(".") if stdin else os.path.dirname(absolute_path(src))
             tensor, tensor_name = parse_pb_tensor(data, source_label, base)
             check_dtype(tensor.dtype, opset)
         if dst_kind is None:

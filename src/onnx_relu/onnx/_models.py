@@ -104,7 +104,9 @@ def load_model(model_or_path: object) -> onnx.ModelProto:
             f" (ir_version={model.ir_version}, {len(data)} bytes)"
         )
     if source.startswith("file"):
-        _load_external_data(model, os.path.dirname(os.path.abspath(path)), source)
+        from ..files.paths import absolute_path
+
+        _load_external_data(model, os.path.dirname(absolute_path(path)), source)
     return model
 
 
@@ -143,17 +145,14 @@ def _external_data_fields(tensor: onnx.TensorProto, source: str) -> _ExternalDat
 
     def refuse(problem: str) -> InvalidModelError:
         return InvalidModelError(
-            f"{source}: its external tensor data cannot be read: tensor"
-            f" {tensor.name!r}: {problem}"
+            f"{source}: its external tensor data cannot be read: tensor {tensor.name!r}: {problem}"
         )
 
     fields: dict[str, str] = {}
     for entry in tensor.external_data:
         key, value = entry.key, entry.value
         if isinstance(key, bytes) or isinstance(value, bytes):  # proto2: not UTF-8
-            raise refuse(
-                f"external_data field {key!r} is {value!r}, which is not UTF-8 text"
-            )
+            raise refuse(f"external_data field {key!r} is {value!r}, which is not UTF-8 text")
         fields[key] = value
     location = fields.get("location", "")
     if "\0" in location:

@@ -159,7 +159,5 @@ def _judged(model_or_path: object) -> tuple[TypedModel, list[Finding]]:
             # onnx's checker asks a function's own nodes (not those of their subgraphs) to be
             # compatible with the model's opset: check_opset_compatibility
             model_opset = typed.opset if site.path == () else None
-            found += findings_for_site(
-                site, version_for_opset(site.opset), site.opset, model_opset
-            )
+            found += findings_for_site(site, version_for_opset(site.opset), site.opset, model_opset)
     return typed, found
