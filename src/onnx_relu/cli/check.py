@@ -139,9 +139,17 @@ def run(args: argparse.Namespace) -> int:
         for path in model_paths(args.models):
             try:
                 opset, findings = _check_one(path)
-            except (*USER_ERRORS, OSError) as exc:
+            except Exception as exc:  # noqa: BLE001 - one model's failure never stops the rest
                 counts["unreadable"] += 1
-                text = os_error_text(exc) if isinstance(exc, OSError) else str(exc)
+                if isinstance(exc, OSError):
+                    text = os_error_text(exc)
+                elif isinstance(exc, USER_ERRORS):
+                    text = str(exc)
+                else:  # not a documented error: a fault of onnx-relu, said for this model
+                    text = (
+                        f"{shown(path)}: onnx-relu failed to check it ({type(exc).__name__}:"
+                        f" {exc}); this is a bug of onnx-relu, please report it"
+                    )
                 if args.format == "json":
                     emit(json.dumps({"path": path, "error": " ".join(text.split())}))
                 text = one_line(text)

@@ -151,8 +151,9 @@ class ApplyPlan:
         The ``.npy`` source's header, read once (None for ``.pb`` and Zarr).
     tensor : numpy.ndarray or None
         A ``.pb`` source's values, read, parsed and checked (None otherwise).
-    tensor_name : str
-        That TensorProto's name (kept when the destination is ``.pb``).
+    tensor_name : str or bytes
+        That TensorProto's name (kept when the destination is ``.pb``, as bytes where it is
+        not UTF-8).
     scheduler : str or None
         With Dask: the scheduler's address (None: a LocalCluster).
     stall_timeout : float or None
@@ -168,7 +169,7 @@ class ApplyPlan:
     dash_is_stdio: bool = False
     header: NpyHeader | None = None
     tensor: np.ndarray | None = field(default=None, repr=False)
-    tensor_name: str = ""
+    tensor_name: str | bytes = ""
     scheduler: str | None = None
     stall_timeout: float | None = None
     file: BinaryIO | None = field(default=None, repr=False, compare=False)
@@ -390,7 +391,7 @@ def plan_apply(
         )
         header = None
         tensor = None
-        tensor_name = ""
+        tensor_name: str | bytes = ""
         if src_format == "npy":
             header = read_npy_header(file, source_label)
             check_dtype(header.dtype, opset)

@@ -41,6 +41,7 @@ from ._rules import (
     onnx_type_of_elem_type,
     onnx_type_of_type_proto,
     printable,
+    shown_name,
 )
 
 __all__ = [
@@ -68,6 +69,7 @@ def load_model(model_or_path: object) -> onnx.ModelProto:
     from google.protobuf.message import DecodeError
 
     if isinstance(model_or_path, onnx.ModelProto):
+        _refuse_non_utf8_strings(model_or_path, "the given model")
         return model_or_path
     if isinstance(model_or_path, (bytes, bytearray, memoryview)):
         source, data = "the given bytes", bytes(model_or_path)
@@ -107,7 +109,43 @@ def load_model(model_or_path: object) -> onnx.ModelProto:
         from ..files.paths import absolute_path
 
         _load_external_data(model, os.path.dirname(absolute_path(path)), source)
+    _refuse_non_utf8_strings(model, source)
     return model
+
+
+def _non_utf8_string(message: Any, where: str) -> tuple[str, bytes] | None:
+    """The first string field under ``message`` that protobuf gave back as bytes (it is not
+    UTF-8; onnx.proto is proto2, which lets such strings through), with where it is."""
+    for field, value in message.ListFields():
+        repeated = field.is_repeated if hasattr(field, "is_repeated") else field.label == 3
+        if field.type == field.TYPE_MESSAGE:
+            items = enumerate(value) if repeated else [(None, value)]
+            for i, item in items:
+                place = f"{where}.{field.name}" + (f"[{i}]" if repeated else "")
+                found = _non_utf8_string(item, place)
+                if found is not None:
+                    return found
+        elif field.type == field.TYPE_STRING:
+            for i, item in enumerate(value) if repeated else [(None, value)]:
+                if isinstance(item, bytes):
+                    return f"{where}.{field.name}" + (f"[{i}]" if repeated else ""), item
+    return None
+
+
+def _refuse_non_utf8_strings(model: onnx.ModelProto, source: str) -> None:
+    """The one rule for strings out of a model: ONNX strings are UTF-8 text. A model holding
+    one that is not (a name, a domain, a doc string) is refused here, where every front end
+    loads its model, naming the field and showing the string decoded with backslashreplace
+    (:func:`._rules.model_text`): onnx-relu could neither build the nodes and values that
+    name it (protobuf refuses to set such a string) nor run it the same way everywhere."""
+    found = _non_utf8_string(model, "model")
+    if found is not None:
+        where, value = found
+        raise InvalidModelError(
+            f"{source} holds a string that is not UTF-8: {where} is {shown_name(value)};"
+            " ONNX strings are UTF-8 text, and onnx-relu refuses a model it could not name"
+            " or rewrite exactly"
+        )
 
 
 def _refuse_special_file(path: str) -> None:

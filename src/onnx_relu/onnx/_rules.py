@@ -58,7 +58,36 @@ def printable(text: str | bytes) -> str:
     ('If', "'Evil\\x1b[31m\\nOp'", "b'\\xffelu'")
     """
     # protobuf gives a string field that is not valid UTF-8 as bytes: shown as their repr too.
-    return text if isinstance(text, str) and text.isprintable() else repr(text)
+    if isinstance(text, str) and text.isprintable() and len(text) <= NAME_DISPLAY_LIMIT:
+        return text
+    return shown_name(text) if isinstance(text, str) else repr(text)
+
+
+#: Names longer than this many characters are shortened in messages (a model may hold a node
+#: name of megabytes; a finding stays one readable line).
+NAME_DISPLAY_LIMIT = 200
+
+
+def model_text(value: str | bytes) -> str:
+    r"""A string out of a model or tensor file, as messages show it: text as it is; bytes
+    (protobuf's form of a proto2 string that is not UTF-8) decoded with
+    ``errors="backslashreplace"``, so every byte is seen and none is lost from view.
+
+    Examples
+    --------
+    >>> model_text("x"), model_text(b"NÿME")
+    ('x', 'N\xffME')
+    """
+    return value if isinstance(value, str) else value.decode("utf-8", "backslashreplace")
+
+
+def shown_name(name: str | bytes) -> str:
+    """``name`` quoted for a message (its repr: escapes spelled out; bytes, a string that is not
+    UTF-8, as ``b'...'``), shortened past :data:`NAME_DISPLAY_LIMIT` with its length said."""
+    if len(name) <= NAME_DISPLAY_LIMIT:
+        return repr(name)
+    unit = "bytes" if isinstance(name, bytes) else "characters"
+    return f"{name[: NAME_DISPLAY_LIMIT // 2]!r}... ({len(name)} {unit})"
 
 
 def node_label(op_type: str, name: str, index: int | None) -> str:
@@ -70,9 +99,9 @@ def node_label(op_type: str, name: str, index: int | None) -> str:
     """
     op_type = printable(op_type)
     if index is None:
-        return f"{op_type} node {name!r}" if name else f"{op_type} node (unnamed)"
+        return f"{op_type} node {shown_name(name)}" if name else f"{op_type} node (unnamed)"
     if name:
-        return f"{op_type} node {name!r} (node #{index})"
+        return f"{op_type} node {shown_name(name)} (node #{index})"
     return f"{op_type} node #{index} (unnamed)"
 
 
