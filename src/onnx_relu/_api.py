@@ -180,7 +180,7 @@ def _relu_byteswapped(
     if out is None:
         result = native_copy.astype(x.dtype, order="K")
         return result[()] if result.ndim == 0 else result
-    np.copyto(out, native_copy, casting="equiv", where=where)  # type: ignore[arg-type]
+    np.copyto(out, native_copy, casting="equiv", where=where)
     return out
 
 

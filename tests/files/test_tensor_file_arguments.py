@@ -75,7 +75,7 @@ def test_a_removed_working_folder_is_named_with_the_path_it_breaks(tmp_path):
             lambda: write_tensor("y.npy", np.zeros(2)),
             lambda: relu_file(tmp_path / "x.npy", "y.npy"),
         ):
-            with pytest.raises(FileNotFoundError, match="working folder no longer exists") as raised:
+            with pytest.raises(FileNotFoundError, match="working folder no longer") as raised:
                 call()
             assert raised.value.filename == "y.npy"
     finally:

@@ -51,7 +51,7 @@ __all__ = [
 TENSOR_FORMATS: dict[str, str] = {".npy": "npy", ".pb": "pb"}
 
 
-def tensor_format(path: str | os.PathLike[str]) -> str:
+def tensor_format(path: str | bytes | os.PathLike[str] | os.PathLike[bytes]) -> str:
     """The tensor format named by ``path``'s suffix: ``"npy"`` or ``"pb"``.
 
     Raises :class:`~onnx_relu.errors.UnsupportedFileFormatError` (a ``ValueError``) otherwise.
