@@ -10,7 +10,7 @@ import numpy as np
 from . import tuning as _tuning  # noqa: F401
 from ._relu import _empty_like as _cached_empty_like
 from ._relu import relu as relu_ufunc
-from .dtypes import describe_dtype, native
+from .dtypes import _catch_up_with_ml_dtypes, describe_dtype, native
 from .errors import InvalidOutputError, UnsupportedTypeError
 from .versions import (
     LATEST_VERSION,
@@ -53,7 +53,9 @@ def _checked_dtype(dtype: object, version: ReluVersion, opset: int | None) -> np
             f"{opset_phrase(version, opset)} needs a numeric dtype, got {dtype!r};"
             f" allowed types: {', '.join(version.types)}."
         ) from None
-    if native(dt) not in version.dtypes:
+    if native(dt) not in version.dtypes and not (
+        _catch_up_with_ml_dtypes() and native(dt) in version.dtypes
+    ):
         raise UnsupportedTypeError(unsupported_type_message(dt, version, opset))
     return dt
 
@@ -305,4 +307,6 @@ def relu(x: object, /, out: object = None, *, opset: int | None = None) -> Any:
         return _relu_byteswapped(x, out)
 
     _checked_dtype(dtype, version, opset)  # raises unless an allowed type stored byte-swapped
+    if dtype in version.dtypes:  # ml_dtypes was loaded unseen (see _checked_dtype): known now
+        return relu(x, out, opset=opset)
     return _relu_byteswapped(x, None if out is None else _checked_out(out, x))

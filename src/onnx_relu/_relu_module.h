@@ -31,6 +31,9 @@
 /* _relu_ufunc.c: the ufunc with a loop for every type of the kernel; NULL with an exception set
  * on failure. */
 PyObject *relu_make_ufunc(void);
+/* _relu_ufunc.c: adds the bfloat16 loop to the ufunc for the dtype `dtype_obj` (0, or -1 with an
+ * exception set). */
+int relu_add_bfloat16_loop(PyObject *ufunc, PyObject *dtype_obj);
 
 /* _relu_memory.c: the process-wide set-up of the output cache (fork handlers, the exit handler;
  * no Python objects; 0 or -1), called once; the memory handler's capsule, made by the first

@@ -25,16 +25,15 @@ RELU_FOR_EACH_TYPE(RELU_DEFINE_LOOP)
 
 /*
  * The DType class of each type, by the X-macro's name. numpy's built-in ones are not constant
- * expressions (they come from numpy's API table), and ml_dtypes.bfloat16's is found at import
- * (its type number is assigned at run time: the local `bfloat16` of relu_make_ufunc), so the
- * table of loops is filled in at import.
+ * expressions (they come from numpy's API table), so the table of loops is filled in at import;
+ * ml_dtypes.bfloat16's (NULL here) is added when ml_dtypes is loaded: relu_add_bfloat16_loop.
  */
 #define RELU_NUMPY_DTYPE_int8 (&PyArray_Int8DType)
 #define RELU_NUMPY_DTYPE_int16 (&PyArray_Int16DType)
 #define RELU_NUMPY_DTYPE_int32 (&PyArray_Int32DType)
 #define RELU_NUMPY_DTYPE_int64 (&PyArray_Int64DType)
 #define RELU_NUMPY_DTYPE_float16 (&PyArray_HalfDType)
-#define RELU_NUMPY_DTYPE_bfloat16 bfloat16
+#define RELU_NUMPY_DTYPE_bfloat16 NULL
 #define RELU_NUMPY_DTYPE_float32 (&PyArray_FloatDType)
 #define RELU_NUMPY_DTYPE_float64 (&PyArray_DoubleDType)
 
@@ -119,35 +118,31 @@ relu_add_c_integer_loops(PyObject *ufunc)
     return 0;
 }
 
-/* The DType class of ml_dtypes.bfloat16, found at import (its type number is assigned at run time). */
-static PyArray_DTypeMeta *
-relu_bfloat16_dtype(void)
+/*
+ * The bfloat16 loop, added to `ufunc` for the DType of `dtype_obj` (ml_dtypes.bfloat16 as a
+ * numpy dtype) when ml_dtypes is loaded, which may be before or after this module: importing
+ * ml_dtypes costs several times `import numpy`, and only bfloat16 needs it (onnx_relu.dtypes
+ * watches for its import and calls onnx_relu._relu._add_bfloat16_loop). Called once per ufunc
+ * (the module's state says whether it was).
+ */
+int
+relu_add_bfloat16_loop(PyObject *ufunc, PyObject *dtype_obj)
 {
-    PyObject *ml_dtypes = PyImport_ImportModule("ml_dtypes");
-    if (ml_dtypes == NULL) {
-        return NULL;
-    }
-    PyObject *scalar_type = PyObject_GetAttrString(ml_dtypes, "bfloat16");
-    Py_DECREF(ml_dtypes);
-    if (scalar_type == NULL) {
-        return NULL;
-    }
     PyArray_Descr *descr = NULL;
-    int ok = PyArray_DescrConverter(scalar_type, &descr);
-    Py_DECREF(scalar_type);
-    if (!ok || descr == NULL) {
-        return NULL;
+    if (!PyArray_DescrConverter(dtype_obj, &descr) || descr == NULL) {
+        return -1;
     }
-    if (descr->elsize != 2) {
-        PyErr_Format(PyExc_ImportError,
-                     "ml_dtypes.bfloat16 has itemsize %d, expected 2", (int)descr->elsize);
+    if (PyDataType_ELSIZE(descr) != 2) {
+        PyErr_Format(PyExc_TypeError, "a bfloat16 dtype has itemsize 2, got %d for %R",
+                     (int)PyDataType_ELSIZE(descr), dtype_obj);
         Py_DECREF(descr);
-        return NULL;
+        return -1;
     }
-    PyArray_DTypeMeta *dtype = (PyArray_DTypeMeta *)Py_TYPE(descr);
-    Py_INCREF(dtype);
-    Py_DECREF(descr);
-    return dtype;
+    relu_loop_entry entry = {"relu_bfloat16", relu_loop_bfloat16,
+                             (PyArray_DTypeMeta *)Py_TYPE(descr)};
+    const int result = relu_add_loop(ufunc, &entry);
+    Py_DECREF(descr); /* the DType class lives as long as numpy's registration of it */
+    return result;
 }
 
 PyDoc_STRVAR(relu_ufunc_doc,
@@ -162,10 +157,6 @@ PyDoc_STRVAR(relu_ufunc_doc,
 PyObject *
 relu_make_ufunc(void)
 {
-    PyArray_DTypeMeta *bfloat16 = relu_bfloat16_dtype();
-    if (bfloat16 == NULL) {
-        return NULL;
-    }
     /* No legacy loops: the ufunc has only the ArrayMethod loops below and so never casts. */
     PyObject *ufunc = PyUFunc_FromFuncAndData(NULL, NULL, NULL, 0, 1, 1, PyUFunc_None, "relu",
                                               relu_ufunc_doc, 0);
@@ -174,7 +165,7 @@ relu_make_ufunc(void)
     {"relu_" #name, relu_loop_##name, RELU_NUMPY_DTYPE_##name},
         const relu_loop_entry loops[RELU_TYPE_COUNT] = {RELU_FOR_EACH_TYPE(RELU_LOOP_ENTRY)};
         for (int i = 0; i < RELU_TYPE_COUNT; i++) {
-            if (relu_add_loop(ufunc, &loops[i]) < 0) {
+            if (loops[i].dtype != NULL && relu_add_loop(ufunc, &loops[i]) < 0) {
                 Py_CLEAR(ufunc);
                 break;
             }
@@ -183,6 +174,5 @@ relu_make_ufunc(void)
             Py_CLEAR(ufunc);
         }
     }
-    Py_DECREF(bfloat16);
     return ufunc;
 }
