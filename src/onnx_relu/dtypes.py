@@ -100,7 +100,7 @@ class ReluType:
         """The numpy dtype (bfloat16: ``ml_dtypes.bfloat16``, importing ml_dtypes if needed)."""
         if self._dtype is None:
             _load_ml_dtypes()
-            assert self._dtype is not None  # set by _load_ml_dtypes  # noqa: S101
+            assert self._dtype is not None  # set by _load_ml_dtypes
         return self._dtype
 
     @property
@@ -316,7 +316,7 @@ class _MlDtypesWatcher:
     @classmethod
     def remove(cls) -> None:
         try:
-            sys.meta_path.remove(cls)  # type: ignore[arg-type]
+            sys.meta_path.remove(cls)
         except ValueError:
             pass
 
@@ -341,14 +341,14 @@ class _MlDtypesLoader:
         _MlDtypesWatcher.remove()
         try:
             _ml_dtypes_loaded(module)
-        except Exception:  # noqa: BLE001, S110 - never fail the user's import of ml_dtypes:
+        except Exception:  # noqa: BLE001 - never fail the user's import of ml_dtypes:
             pass  # the next look-up of an ml_dtypes type catches up and raises the real error
 
 
 if "ml_dtypes" in sys.modules:
     _load_ml_dtypes()
 else:
-    sys.meta_path.insert(0, _MlDtypesWatcher)  # type: ignore[arg-type]
+    sys.meta_path.insert(0, _MlDtypesWatcher)
 
 
 def native(dtype: np.dtype) -> np.dtype:

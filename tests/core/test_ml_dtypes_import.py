@@ -162,6 +162,26 @@ def test_bfloat16_files_load_ml_dtypes_when_read(tmp_path):
     assert out.split() == ["bfloat16", "[0.0,", "3.0]", "[0.0,", "3.0]"]
 
 
+@pytest.mark.parametrize(
+    "args", [["--version"], ["--help"], ["apply", "--help"], ["run", "--help"], ["apply"]]
+)
+def test_the_command_line_parses_before_it_imports_numpy_or_the_kernel(args):
+    """--version, --help and usage errors import neither numpy, the kernel nor the optional
+    packages: the command parses its arguments first (issue 27)."""
+    heavy = ("numpy", "ml_dtypes", "onnx", "onnxruntime", "dask", "onnx_relu._relu")
+    out = run_fresh(
+        f"""
+        import contextlib, io, sys
+        from onnx_relu.cli import main
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            status = main(sys.argv[1:])
+        print(status, sorted(m for m in sys.modules if m in {heavy!r}))
+        """,
+        *args,
+    )
+    assert out.split() == (["2", "[]"] if args == ["apply"] else ["0", "[]"])
+
+
 def test_float_files_and_the_command_never_import_ml_dtypes(tmp_path):
     """``onnx-relu --version``, ``--help`` and ``apply`` on float32 data (the command's own
     modules, as the console script imports them)."""
