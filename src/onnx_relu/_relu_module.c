@@ -260,6 +260,9 @@ static PyMethodDef relu_methods[] = {
      "_copy(src, dst, *, nontemporal=True): the copy ceiling of onnx-relu bench.\n"
      "Copies with streaming (or regular) stores on the current threads, split like a relu call;\n"
      "src and dst: contiguous buffers of the same size, disjoint or identical (in place)."},
+    {"_relu_view", relu_py_relu_view, METH_VARARGS,
+     "_relu_view(x, out) -> out or None: relu of a view numpy cannot merge into one loop call,\n"
+     "as one kernel call over its rows (out None: a new array); None where the ufunc serves."},
     {"_add_bfloat16_loop", relu_py_add_bfloat16_loop, METH_O,
      "_add_bfloat16_loop(dtype) -> bool: adds relu's loop for ml_dtypes.bfloat16 (dtype), once;\n"
      "True if this call added it. onnx_relu.dtypes calls it when ml_dtypes is loaded."},
