@@ -9,8 +9,9 @@ import numpy as np
 # First: loading the kernel's settings applies the ONNX_RELU_* variables before any call.
 from . import tuning as _tuning  # noqa: F401
 from ._relu import _empty_like as _cached_empty_like
+from ._relu import _relu_view
 from ._relu import relu as relu_ufunc
-from .dtypes import describe_dtype, native
+from .dtypes import _catch_up_with_ml_dtypes, describe_dtype, native
 from .errors import InvalidOutputError, UnsupportedTypeError
 from .versions import (
     LATEST_VERSION,
@@ -53,7 +54,9 @@ def _checked_dtype(dtype: object, version: ReluVersion, opset: int | None) -> np
             f"{opset_phrase(version, opset)} needs a numeric dtype, got {dtype!r};"
             f" allowed types: {', '.join(version.types)}."
         ) from None
-    if native(dt) not in version.dtypes:
+    if native(dt) not in version.dtypes and not (
+        _catch_up_with_ml_dtypes() and native(dt) in version.dtypes
+    ):
         raise UnsupportedTypeError(unsupported_type_message(dt, version, opset))
     return dt
 
@@ -324,23 +327,40 @@ def relu(
 
     dtype = x.dtype
     if dtype in allowed:
+        # A view of two or more axes that numpy would hand the loop row by row (x[:, :n],
+        # x[::2]) runs as one kernel call over its rows (_relu_view), so that the whole call's
+        # size decides threads and streaming stores; None: the ufunc's one loop call serves.
         if out is None:
             # Large outputs come from the output cache (onnx_relu.tuning.cache_info): fresh
             # pages from the OS cost more than relu itself. None: let the ufunc allocate.
             cached = _cached_empty_like(x)
-            return relu_ufunc(x) if cached is None else relu_ufunc(x, out=cached)
+            if cached is None:
+                if x.ndim > 1:
+                    done = _relu_view(x, None)
+                    if done is not None:
+                        return done
+                return relu_ufunc(x)
+            if x.ndim > 1 and _relu_view(x, cached) is not None:
+                return cached
+            return relu_ufunc(x, out=cached)
         # Fast path for the common out= call (a plain, writeable, contiguous array of the same
         # dtype and shape): the full checks below cost more than the ufunc call on small arrays.
         if type(out) is np.ndarray and out.dtype is dtype and out.shape == x.shape:
             flags = out.flags
             if flags.writeable and flags.forc:
+                if x.ndim > 1 and _relu_view(x, out) is not None:
+                    return out
                 return relu_ufunc(x, out=out)
         out = _checked_out(out, x)
         if out.dtype.isnative:
+            if x.ndim > 1 and _relu_view(x, out) is not None:
+                return out
             return relu_ufunc(x, out=out)
         return _relu_byteswapped(x, out)
 
     _checked_dtype(dtype, version, opset)  # raises unless an allowed type stored byte-swapped
+    if dtype in version.dtypes:  # ml_dtypes was loaded unseen (see _checked_dtype): known now
+        return relu(x, out, opset=opset)
     return _relu_byteswapped(x, None if out is None else _checked_out(out, x))
 
 

@@ -12,7 +12,6 @@ import io
 import os
 import signal
 import sys
-import threading
 from collections.abc import Callable, Iterator
 
 from ..errors import (
@@ -259,6 +258,8 @@ def signals_raise_interrupted() -> Iterator[None]:
     first signal further ones are ignored, so that cleanup is not itself interrupted; the old
     handlers come back when the block ends.
     """
+    import threading  # (here: the command line's start-up does without it)
+
     if threading.current_thread() is not threading.main_thread():
         yield  # only the main thread may set handlers; an embedding program keeps its own
         return

@@ -5,11 +5,9 @@ model), with an exit status a CI job can use."""
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
 
 from ._common import (
     EXIT_FAILED,
@@ -28,6 +26,7 @@ from ._common import (
     shown,
 )
 
+TYPE_CHECKING = False  # (not typing's: see onnx_relu.files.paths)
 if TYPE_CHECKING:  # onnx is imported only when a model is checked
     from ..onnx.check import Finding
 
@@ -132,6 +131,8 @@ def check_model_path(path: str, what: str = "MODEL") -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Judge every model; exit status 2 if one cannot be read, else 1 if one has findings."""
+
+    import json  # (here: the command line's start-up does without it)
 
     def work() -> int:
         prog = f"{PROG} check"

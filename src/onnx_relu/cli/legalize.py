@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import os
-from typing import Any
 
 from ._common import (
     EXIT_OK,
@@ -16,6 +15,10 @@ from ._common import (
     run_guarded,
     shown,
 )
+
+TYPE_CHECKING = False  # (not typing's: see onnx_relu.files.paths)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import argparse
 import os
-from typing import Any
 
 from ..argtypes import thread_count
 from ..files.paths import absolute_path
@@ -20,6 +19,10 @@ from ._common import (
     shown,
     thread_limit,
 )
+
+TYPE_CHECKING = False  # (not typing's: see onnx_relu.files.paths)
+if TYPE_CHECKING:
+    from typing import Any
 
 _RUN_EXAMPLES = f"""\
 examples:

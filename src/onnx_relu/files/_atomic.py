@@ -26,7 +26,10 @@ import stat
 import time
 import warnings
 from collections.abc import Callable, Iterator
-from typing import BinaryIO
+
+TYPE_CHECKING = False  # (not typing's: see onnx_relu.files.paths)
+if TYPE_CHECKING:
+    from typing import BinaryIO
 
 __all__ = [
     "TEMP_SUFFIX",

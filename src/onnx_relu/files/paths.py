@@ -51,14 +51,19 @@ import select
 import stat
 import time
 from collections.abc import Iterator
-from typing import Any, BinaryIO
 
 from ..errors import FileArgumentError, UnsupportedPathError
 from ._atomic import atomic_file
 
+# (not typing.TYPE_CHECKING: importing typing costs the command line's start-up more than this)
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, BinaryIO
+
 __all__ = [
     "absolute_path",
     "STDIO",
+    "TENSOR_FORMATS",
     "FIFO_WAIT_S",
     "PathKind",
     "path_kind",
@@ -77,6 +82,10 @@ __all__ = [
 
 #: The name of standard input (as IN) and standard output (as OUT) where a command allows it.
 STDIO = "-"
+
+#: File suffix (lower case) -> tensor format name (here, not in :mod:`.tensors`, so that the
+#: command line can list the formats without importing numpy; ``tensors`` exports it too).
+TENSOR_FORMATS: dict[str, str] = {".npy": "npy", ".pb": "pb"}
 
 #: How long a reader of a FIFO waits for a writer to open it before refusing it.
 FIFO_WAIT_S = 1.0

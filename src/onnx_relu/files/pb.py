@@ -10,7 +10,7 @@ from typing import Any, BinaryIO
 import numpy as np
 
 from .._protobuf import PROTOBUF_MESSAGE_LIMIT
-from ..dtypes import RELU_TYPE_BY_NAME, native
+from ..dtypes import bfloat16_dtype, native
 from ..errors import InvalidTensorFileError
 from .paths import open_input, read_bounded
 
@@ -23,9 +23,6 @@ __all__ = [
     "PROTOBUF_MESSAGE_LIMIT",
     "PB_DATA_LIMIT",
 ]
-
-
-_BFLOAT16 = RELU_TYPE_BY_NAME["bfloat16"].dtype
 
 
 def _import_onnx() -> tuple[Any, Any]:
@@ -127,9 +124,9 @@ def parse_pb_tensor(data: bytes, label: str, base_dir: str) -> tuple[np.ndarray,
         raise InvalidTensorFileError(
             f"{label}: the TensorProto's data cannot be decoded ({type(exc).__name__}: {exc})"
         ) from None
-    if tensor.data_type == onnx.TensorProto.BFLOAT16 and array.dtype != _BFLOAT16:
+    if tensor.data_type == onnx.TensorProto.BFLOAT16 and array.dtype != bfloat16_dtype():
         # onnx < 1.18 returns its own uint16-based bfloat16 type: same bits, reinterpret them.
-        array = array.view(np.uint16).view(_BFLOAT16)
+        array = array.view(np.uint16).view(bfloat16_dtype())
     if not array.flags.writeable:  # numpy_helper returns a view of the protobuf's bytes
         array = array.copy()
     return array, tensor.name

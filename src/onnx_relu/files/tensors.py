@@ -33,7 +33,7 @@ import numpy as np
 
 from ..errors import UnsupportedFileFormatError
 from .npy import NpyHeader, read_npy, read_npy_header, write_npy
-from .paths import open_output
+from .paths import TENSOR_FORMATS, open_output
 from .pb import encode_pb_tensor, read_pb_tensor
 
 __all__ = [
@@ -46,9 +46,6 @@ __all__ = [
     "read_npy_header",
     "read_pb_tensor",
 ]
-
-#: File suffix (lower case) -> format name.
-TENSOR_FORMATS: dict[str, str] = {".npy": "npy", ".pb": "pb"}
 
 
 def tensor_format(path: str | bytes | os.PathLike[str] | os.PathLike[bytes]) -> str:
