@@ -176,7 +176,8 @@ def test_onnxruntime_itself_refuses_a_forbidden_type_when_the_library_is_loaded_
     options = quiet_options()
     options.register_custom_ops_library(onnx_relu.ort_library_path())
     with pytest.raises(
-        onnxruntime.capi.onnxruntime_pybind11_state.InvalidGraph, match=re.escape(f"Type '{onnx_type}'")
+        onnxruntime.capi.onnxruntime_pybind11_state.InvalidGraph,
+        match=re.escape(f"Type '{onnx_type}'"),
     ):
         onnxruntime.InferenceSession(
             model.SerializeToString(), options, providers=["CPUExecutionProvider"]
@@ -202,14 +203,20 @@ def test_by_default_onnxruntime_keeps_the_relu_nodes_it_runs():
     """exact=False: a float Relu is onnxruntime's own (-0.0 stays -0.0, as in stock onnxruntime);
     a bfloat16 one, which onnxruntime cannot run, is the library's."""
     x = np.array([-0.0, -1.0, 2.0, np.nan], np.float32)
-    (fast,) = run_session(session_for(relu_model("tensor(float)", 17, shape=("n",)), False), {"x": x})
-    (stock,) = run_session(inference_session(relu_model("tensor(float)", 17, shape=("n",))), {"x": x})
+    (fast,) = run_session(
+        session_for(relu_model("tensor(float)", 17, shape=("n",)), False), {"x": x}
+    )
+    (stock,) = run_session(
+        inference_session(relu_model("tensor(float)", 17, shape=("n",))), {"x": x}
+    )
     assert as_bits(fast).tolist() == as_bits(stock).tolist()
     assert np.signbit(fast[0])  # onnxruntime's Relu keeps the sign of zero
     (exact,) = run_session(session_for(relu_model("tensor(float)", 17, shape=("n",))), {"x": x})
     assert_exact(exact, x, "float32, exact=True")
     b = sample_values("tensor(bfloat16)", 500)
-    (y,) = run_session(session_for(relu_model("tensor(bfloat16)", 17, shape=("n",)), False), {"x": b})
+    (y,) = run_session(
+        session_for(relu_model("tensor(bfloat16)", 17, shape=("n",)), False), {"x": b}
+    )
     assert_exact(y, b, "bfloat16, exact=False")
 
 
