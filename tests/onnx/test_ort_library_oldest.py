@@ -1,6 +1,7 @@
 """The onnx-relu library in the oldest onnxruntime it supports, 1.17.0 (the first with API
-version 17, which the library asks for: opset ranges for custom ops, KernelContext_ParallelFor), in a virtual environment of its own under build/
-(created once: onnxruntime 1.16.0 needs numpy < 2, so it cannot share the test environment).
+version 17, which the library asks for: opset ranges for custom ops, KernelContext_ParallelFor),
+in a virtual environment of its own under build/ (created once: onnxruntime 1.17.0 needs
+numpy < 2, so it cannot share the test environment).
 
 The models are built here (onnx, IR version 9 and opsets up to 19: what 1.17 reads), their Relu
 nodes in the library's own domain (so that the library runs them at every opset), and run there

@@ -24,8 +24,11 @@ Variants (onnxruntime's intra-op threads = ``--threads`` in each):
 - ``legalize``, ``legalize-exact``: ``onnx_relu.legalize(model, exact=...)`` in stock onnxruntime.
 
 Timing: every variant of one model and batch is timed interleaved (each round runs each variant
-``calls`` times back to back, after a pause for onnxruntime's spinning workers); a variant's
-figure is its best call. Ratios are time / stock's time (lower is better; for bfloat16, which
+``calls`` times back to back, after a pause for onnxruntime's spinning workers). Two figures per
+variant: the median CPU time of a call (``time.process_time``, every thread of the process: on a
+machine shared with other jobs it moves far less than wall time, and at one intra-op thread it
+is the work done; at more threads it includes onnxruntime's workers spinning) and the best
+wall-clock time of a call. Ratios are time / stock's time (lower is better; for bfloat16, which
 stock cannot run, time / the library's). The outputs of every variant are checked against
 stock's (or the library's) before timing: the same values up to the sign of zero
 (float16: up to the rounding of a float16 value between a Conv or Gemm and its Relu).
@@ -203,8 +206,8 @@ def run_models(
                 reference = live[reference_variant].run(None, feeds)[0]
                 for variant, session in live.items():  # every variant computes the same model
                     got = session.run(None, feeds)[0]
-                    # float16: onnxruntime runs float16 Conv/Gemm+Relu in float (casts around the fused
-                    # node), a Relu node between them rounds to float16 first
+                    # float16: onnxruntime runs float16 Conv/Gemm+Relu in float (casts around
+                    # the fused node); a Relu node between them rounds to float16 first
                     tolerance = (
                         {"rtol": 1e-2, "atol": 1e-2}
                         if kind == "float16"
@@ -214,6 +217,7 @@ def run_models(
                         got, reference, err_msg=f"{name} {kind} {variant}", **tolerance
                     )
                 best = {variant: float("inf") for variant in live}
+                cpu: dict[str, list[float]] = {variant: [] for variant in live}
                 for _ in range(rounds):
                     for variant, session in live.items():
                         own_pool = variant == "library-exact-own-pool"
@@ -221,8 +225,9 @@ def run_models(
                         gc.collect()
                         time.sleep(0.02)  # onnxruntime's workers spin after a call
                         for _ in range(calls):
-                            start = time.perf_counter()
+                            start, start_cpu = time.perf_counter(), time.process_time()
                             session.run(None, feeds)
+                            cpu[variant].append(time.process_time() - start_cpu)
                             best[variant] = min(best[variant], time.perf_counter() - start)
                         set_ort_library_num_threads(previous)
                 records.append(
@@ -232,6 +237,7 @@ def run_models(
                         "batch": batch,
                         "reference": reference_variant,
                         "seconds": best,
+                        "cpu_seconds": {v: float(np.median(c)) for v, c in cpu.items()},
                         "unavailable": {v: s for v, s in sessions.items() if isinstance(s, str)},
                     }
                 )
@@ -239,41 +245,43 @@ def run_models(
 
 
 def format_models(records: list[dict[str, Any]], threads: int, rounds: int, calls: int) -> str:
-    """The table: each variant's best time and its ratio to the reference (stock, else library)."""
+    """Two tables of ratios to the reference (stock, else the library): the median CPU time of
+    a call (all threads of the process: steady on a loaded machine, and at 1 intra-op thread
+    exactly the work done) and the best wall-clock time of a call."""
     import onnxruntime
 
     import onnx_relu
 
     lines = [
         f"Whole models: onnxruntime {onnxruntime.__version__}, onnx-relu {onnx_relu.__version__},"
-        f" {platform.machine()} ({_cpu_name()}), {threads} intra-op threads, best call of"
-        f" {rounds} interleaved rounds x {calls} calls, load average {os.getloadavg()[0]:.1f}"
-        f" on {os.cpu_count()} CPUs. Ratio: time / stock's time (bfloat16: / the library's)"
-        " -- lower is better, 1.00 = the same.",
-        "",
-        f"| model | type | batch | stock ms | " + " | ".join(v for v in VARIANTS[1:]) + " |",
-        "|---|---|---|---|" + "---|" * (len(VARIANTS) - 1),
+        f" {platform.machine()} ({_cpu_name()}), {threads} intra-op thread(s), {rounds}"
+        f" interleaved rounds x {calls} calls, load average {os.getloadavg()[0]:.1f} on"
+        f" {os.cpu_count()} CPUs. Ratio: time / stock's time (bfloat16, which stock cannot run:"
+        " / the library's) -- lower is better, 1.00 = the same.",
     ]
-    for record in records:
-        seconds = record["seconds"]
-        reference = seconds[record["reference"]]
-        stock = seconds.get("stock")
-        cells = []
-        for variant in VARIANTS[1:]:
-            if variant in seconds:
-                cells.append(f"{seconds[variant] / reference:.2f}")
-            else:
-                cells.append("n/a")
-        stock_cell = (
-            f"{stock * 1e3:.3f}"
-            if stock is not None
-            else "n/a (library {:.3f})".format(seconds["library"] * 1e3)
-        )
-        lines.append(
-            f"| {record['model']} | {record['kind']} | {record['batch']} | {stock_cell} | "
-            + " | ".join(cells)
-            + " |"
-        )
+    for title, field in (
+        ("median CPU time of a call (process_time)", "cpu_seconds"),
+        ("best wall-clock time of a call", "seconds"),
+    ):
+        lines += [
+            "",
+            f"{title}:",
+            "",
+            "| model | type | batch | reference ms | " + " | ".join(VARIANTS[1:]) + " |",
+            "|---|---|---|---|" + "---|" * (len(VARIANTS) - 1),
+        ]
+        for record in records:
+            seconds = record[field]
+            reference = seconds[record["reference"]]
+            cells = [
+                f"{seconds[variant] / reference:.2f}" if variant in seconds else "n/a"
+                for variant in VARIANTS[1:]
+            ]
+            where = "stock" if record["reference"] == "stock" else "library"
+            lines.append(
+                f"| {record['model']} | {record['kind']} | {record['batch']} |"
+                f" {where} {reference * 1e3:.3f} | " + " | ".join(cells) + " |"
+            )
     notes = sorted({f"{v}: {why}" for r in records for v, why in r["unavailable"].items()})
     if notes:
         lines += ["", "Not run:"] + [f"- {note}" for note in notes]

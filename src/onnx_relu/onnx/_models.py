@@ -188,10 +188,7 @@ def _load_external_data(
 
     external = [tensor for tensor in model.graph.initializer if uses_external_data(tensor)]
     if external:
-        if (
-            not read
-            or model.ByteSize() + _external_data_bytes(external, base_dir) >= _INLINE_LIMIT
-        ):
+        if not read or model.ByteSize() + _external_data_bytes(external, base_dir) >= _INLINE_LIMIT:
             _check_external_data(external, base_dir, source)
             return
         try:

@@ -421,9 +421,7 @@ def ort_session(
     return new_session(source, options, providers)
 
 
-def ort_run(
-    session: Any, output_names: Any, input_feed: Any, run_options: Any = None
-) -> list[Any]:
+def ort_run(session: Any, output_names: Any, input_feed: Any, run_options: Any = None) -> list[Any]:
     """``session.run(output_names, input_feed, run_options)`` for every Relu type, bfloat16 too.
 
     onnxruntime's own ``InferenceSession.run`` refuses ``ml_dtypes.bfloat16`` arrays ("Numpy_type
