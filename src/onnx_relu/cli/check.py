@@ -112,7 +112,7 @@ def _check_one(path: str) -> tuple[int | None, list[Finding]]:
     check_model_path(path)
     from ..onnx import ai_onnx_opset, check_model, load_model
 
-    model = load_model(path)
+    model = load_model(path, external_data=False)
     return ai_onnx_opset(model), check_model(model)
 
 

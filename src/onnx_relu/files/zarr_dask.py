@@ -174,6 +174,7 @@ def _relu_block(
             f"block {tuple(index)} (elements [{span}]) of the Zarr store {src!r}"
             f" cannot be read: {type(exc).__name__}: {exc}"
         ) from None
+    _use_worker_share_of_cpus()
     block = relu(block, opset=opset)
     try:
         target[region] = block
@@ -182,6 +183,35 @@ def _relu_block(
             return 0
         raise
     return int(block.nbytes)
+
+
+#: Whether this process has set the kernel's thread count to its worker's share (once).
+_worker_share_set = False
+
+
+def _use_worker_share_of_cpus() -> None:
+    """In a Dask worker, give the kernel the worker's own share of the CPUs (its ``nthreads``),
+    once per process: by default every worker process would size the kernel's pool to all the
+    machine's CPUs, and several workers on one machine would oversubscribe it. The kernel's
+    pool serves one call at a time (a call made while it is busy runs on its own thread), so
+    a worker's task threads together use at most about ``nthreads`` of them at once.
+    Outside a worker (no ``distributed``, or a task run by the caller itself) nothing changes;
+    ONNX_RELU_NUM_THREADS, where set, is kept."""
+    global _worker_share_set
+    if _worker_share_set:
+        return
+    _worker_share_set = True
+    if os.environ.get("ONNX_RELU_NUM_THREADS"):
+        return
+    try:
+        from distributed import get_worker
+
+        share = int(get_worker().state.nthreads)
+    except (ImportError, ValueError, AttributeError):  # not on a worker
+        return
+    from ..tuning import set_num_threads
+
+    set_num_threads(max(1, min(share, 256)))
 
 
 def _regions(

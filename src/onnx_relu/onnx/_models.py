@@ -58,8 +58,13 @@ __all__ = [
 ]
 
 
-def load_model(model_or_path: object) -> onnx.ModelProto:
+def load_model(model_or_path: object, *, external_data: bool = True) -> onnx.ModelProto:
     """A ModelProto from a ModelProto, a path (str or os.PathLike) or the serialized bytes.
+
+    A file's external tensor data is read in when ``external_data`` is true (and it keeps the
+    model under protobuf's 2 GiB); when false it is only checked, never read: judging Relu
+    nodes needs the tensors' types and shapes, which their protos give (check_model, legalize
+    and ort_session open a model at the cost of its proto, whatever its weights).
 
     Raises OSError (e.g. FileNotFoundError) for a file that cannot be opened,
     UnsupportedPathError for a path that is not a regular file (a FIFO would be waited on, a
@@ -108,7 +113,7 @@ def load_model(model_or_path: object) -> onnx.ModelProto:
     if source.startswith("file"):
         from ..files.paths import absolute_path
 
-        _load_external_data(model, os.path.dirname(absolute_path(path)), source)
+        _load_external_data(model, os.path.dirname(absolute_path(path)), source, external_data)
     _refuse_non_utf8_strings(model, source)
     return model
 
@@ -310,17 +315,20 @@ def _check_external_data(
             )
 
 
-def _load_external_data(model: onnx.ModelProto, base_dir: str, source: str) -> None:
-    """Read initializers stored beside the model file (as onnx.load does), unless that would
-    take the model past protobuf's 2 GiB: then they stay external, checked but not read (Relu
-    nodes are judged by types and shapes, which the tensors' dims and data types give)."""
+def _load_external_data(
+    model: onnx.ModelProto, base_dir: str, source: str, read: bool = True
+) -> None:
+    """Read initializers stored beside the model file (as onnx.load does), unless ``read`` is
+    false or that would take the model past protobuf's 2 GiB: then they stay external, checked
+    but not read (Relu nodes are judged by types and shapes, which the tensors' dims and data
+    types give)."""
     from onnx.checker import ValidationError
     from onnx.external_data_helper import load_external_data_for_model, uses_external_data
 
     external = [tensor for tensor in model.graph.initializer if uses_external_data(tensor)]
     if external:
         infos = _checked_external_tensors(external, base_dir, source)
-        if model.ByteSize() + _external_data_bytes(infos, base_dir) >= _INLINE_LIMIT:
+        if not read or model.ByteSize() + _external_data_bytes(infos, base_dir) >= _INLINE_LIMIT:
             _check_external_data(external, infos, base_dir, source)
             return
         try:
@@ -587,7 +595,7 @@ def typed_relu_sites(model_or_path: object) -> TypedModel:
     A model without Relu nodes needs no ai.onnx opset; one with Relu nodes must have one that the
     installed onnx knows (:func:`checked_model_opset`). Raises as :func:`load_model` does.
     """
-    model = load_model(model_or_path)
+    model = load_model(model_or_path, external_data=False)
     if next(relu_sites(model.graph), None) is None and not any(
         is_relu(node) for function in model.functions for node in _function_nodes(function)
     ):
