@@ -449,6 +449,9 @@ def ort_run(session: Any, output_names: Any, input_feed: Any, run_options: Any =
     >>> ort_run(session, ["y"], {"x": np.array([-1, 2], ml_dtypes.bfloat16)})[0].tolist()
     [0.0, 2.0]
     """
-    from .ort import run_session
+    from .._extras import extra_needed
+
+    with extra_needed("onnx_relu.ort_run"):
+        from .ort import run_session
 
     return run_session(session, input_feed, output_names, run_options)
