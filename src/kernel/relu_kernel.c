@@ -366,8 +366,14 @@ typedef enum { RELU_STORES_AUTO, RELU_STORES_STREAMING, RELU_STORES_REGULAR } re
  * read-for-ownership and only forces an early eviction (measured: 0.6 x regular stores).
  */
 static void
+relu_runner_chunk(void *job, size_t k)
+{
+    relu_job_run_chunk((const relu_job *)job, (int)k);
+}
+
+static void
 relu_run(const relu_kernel *kernel, const char *in, char *out, ptrdiff_t n, ptrdiff_t in_stride,
-         ptrdiff_t out_stride, relu_stores stores)
+         ptrdiff_t out_stride, relu_stores stores, const relu_runner *runner)
 {
     const ptrdiff_t bytes = n * kernel->elsize;
     /* The common small call: one compare against each threshold, then the plain loop. */
@@ -391,9 +397,18 @@ relu_run(const relu_kernel *kernel, const char *in, char *out, ptrdiff_t n, ptrd
     }
     relu_job job = {relu_run_range, &task, n, 1, out, out_stride, kernel->elsize};
     int threads;
-    relu_plan(n, bytes, &threads, &job.parts);
-    if (threads > 1 && relu_pool_run(&job, threads)) {
-        return;
+    if (runner != NULL) {
+        relu_plan_for(n, bytes, runner->threads, &threads, &job.parts);
+        if (threads > 1 &&
+            runner->parallel_for(runner->context, relu_runner_chunk, &job, (size_t)job.parts)) {
+            return;
+        }
+    }
+    else {
+        relu_plan(n, bytes, &threads, &job.parts);
+        if (threads > 1 && relu_pool_run(&job, threads)) {
+            return;
+        }
     }
     relu_run_range(&task, 0, n);
 }
@@ -482,7 +497,15 @@ relu_compute(relu_type type, const void *in, void *out, ptrdiff_t n, ptrdiff_t i
              ptrdiff_t out_stride)
 {
     relu_run(&relu_kernels[type], (const char *)in, (char *)out, n, in_stride, out_stride,
-             RELU_STORES_AUTO);
+             RELU_STORES_AUTO, NULL);
+}
+
+void
+relu_compute_on(const relu_runner *runner, relu_type type, const void *in, void *out, ptrdiff_t n,
+                ptrdiff_t in_stride, ptrdiff_t out_stride)
+{
+    relu_run(&relu_kernels[type], (const char *)in, (char *)out, n, in_stride, out_stride,
+             RELU_STORES_AUTO, runner);
 }
 
 int
@@ -531,5 +554,5 @@ void
 relu_copy_ceiling(const void *src, void *dst, size_t bytes, int streaming)
 {
     relu_run(&relu_kernels[RELU_KERNEL_COPY], (const char *)src, (char *)dst, (ptrdiff_t)bytes, 1,
-             1, streaming ? RELU_STORES_STREAMING : RELU_STORES_REGULAR);
+             1, streaming ? RELU_STORES_STREAMING : RELU_STORES_REGULAR, NULL);
 }

@@ -46,12 +46,53 @@ typedef struct {
     PyArray_DTypeMeta *dtype;
 } relu_loop_entry;
 
+/*
+ * Descriptor resolution: the output takes the input's descriptor (in native byte order), as
+ * numpy's own unary loops do, so that dtype metadata (h5py's enum types carry it) is kept;
+ * numpy's default would give the output a fresh descriptor of the loop's DType without it.
+ * An out's descriptor is used as given (numpy casts it to the loop's DType before this).
+ */
+static PyArray_Descr *
+relu_native_descr(PyArray_Descr *descr)
+{
+    if (PyArray_ISNBO(descr->byteorder)) {
+        Py_INCREF(descr);
+        return descr;
+    }
+    return PyArray_DescrNewByteorder(descr, NPY_NATIVE);
+}
+
+static NPY_CASTING
+relu_resolve_descriptors(struct PyArrayMethodObject_tag *NPY_UNUSED(method),
+                         PyArray_DTypeMeta *const *NPY_UNUSED(dtypes),
+                         PyArray_Descr *const *given_descrs, PyArray_Descr **loop_descrs,
+                         npy_intp *NPY_UNUSED(view_offset))
+{
+    loop_descrs[0] = relu_native_descr(given_descrs[0]);
+    if (loop_descrs[0] == NULL) {
+        return (NPY_CASTING)-1;
+    }
+    if (given_descrs[1] == NULL) {
+        Py_INCREF(loop_descrs[0]);
+        loop_descrs[1] = loop_descrs[0];
+    }
+    else {
+        loop_descrs[1] = relu_native_descr(given_descrs[1]);
+        if (loop_descrs[1] == NULL) {
+            Py_CLEAR(loop_descrs[0]);
+            return (NPY_CASTING)-1;
+        }
+    }
+    return NPY_NO_CASTING;
+}
+
 static int
 relu_add_loop(PyObject *ufunc, const relu_loop_entry *entry)
 {
     PyArray_DTypeMeta *dtypes[2] = {entry->dtype, entry->dtype};
     /* The same loop serves aligned and unaligned data (the kernel takes any address). */
     PyType_Slot slots[] = {
+        {NPY_METH_resolve_descriptors, (void *)relu_resolve_descriptors},
         {NPY_METH_strided_loop, (void *)entry->loop},
 #if RELU_SUPPORTS_UNALIGNED
         {NPY_METH_unaligned_strided_loop, (void *)entry->loop},

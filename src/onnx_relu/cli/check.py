@@ -112,7 +112,7 @@ def _check_one(path: str) -> tuple[int | None, list[Finding]]:
     check_model_path(path)
     from ..onnx import ai_onnx_opset, check_model, load_model
 
-    model = load_model(path)
+    model = load_model(path, external_data=False)
     return ai_onnx_opset(model), check_model(model)
 
 
@@ -140,9 +140,17 @@ def run(args: argparse.Namespace) -> int:
         for path in model_paths(args.models):
             try:
                 opset, findings = _check_one(path)
-            except (*USER_ERRORS, OSError) as exc:
+            except Exception as exc:  # noqa: BLE001 - one model's failure never stops the rest
                 counts["unreadable"] += 1
-                text = os_error_text(exc) if isinstance(exc, OSError) else str(exc)
+                if isinstance(exc, OSError):
+                    text = os_error_text(exc)
+                elif isinstance(exc, USER_ERRORS):
+                    text = str(exc)
+                else:  # not a documented error: a fault of onnx-relu, said for this model
+                    text = (
+                        f"{shown(path)}: onnx-relu failed to check it ({type(exc).__name__}:"
+                        f" {exc}); this is a bug of onnx-relu, please report it"
+                    )
                 if args.format == "json":
                     emit(json.dumps({"path": path, "error": " ".join(text.split())}))
                 text = one_line(text)

@@ -61,6 +61,7 @@ if TYPE_CHECKING:
     from typing import Any, BinaryIO
 
 __all__ = [
+    "absolute_path",
     "STDIO",
     "TENSOR_FORMATS",
     "FIFO_WAIT_S",
@@ -88,6 +89,28 @@ TENSOR_FORMATS: dict[str, str] = {".npy": "npy", ".pb": "pb"}
 
 #: How long a reader of a FIFO waits for a writer to open it before refusing it.
 FIFO_WAIT_S = 1.0
+
+
+def absolute_path(path: str | os.PathLike[str]) -> str:
+    """``path`` made absolute, as :func:`os.path.abspath` does; where the current working
+    folder has been removed (so that a relative path names no file), a ``FileNotFoundError``
+    that says so and names ``path``, not the bare one ``os.getcwd`` raises.
+
+    Examples
+    --------
+    >>> absolute_path("/data/x.npy")
+    '/data/x.npy'
+    """
+    path = os.fspath(path)
+    try:
+        return os.path.abspath(path)
+    except FileNotFoundError:
+        raise FileNotFoundError(
+            errno.ENOENT,
+            "the current working folder no longer exists (it was removed), so this relative"
+            " path names no file",
+            path,
+        ) from None
 
 
 class PathKind(enum.Enum):
@@ -523,7 +546,8 @@ def check_writable_destination(
             raise FileArgumentError(f"{what} {path!r} is a folder, not a file name") from None
         if kind.is_stream:
             return kind
-    target = os.path.realpath(path) if os.path.islink(path) else os.path.abspath(path)
+    absolute = absolute_path(path)
+    target = os.path.realpath(absolute) if os.path.islink(absolute) else absolute
     folder = os.path.dirname(target)  # a link is written through (see files._atomic)
     if os.path.exists(folder) and not os.path.isdir(folder):
         raise FileArgumentError(f"cannot write {what} {path!r}: {folder!r} is a file, not a folder")

@@ -221,9 +221,13 @@ def ort_value(array: np.ndarray) -> onnxruntime.OrtValue:
 
 
 def run_session(
-    session: onnxruntime.InferenceSession, feeds: Mapping[str, Any]
+    session: onnxruntime.InferenceSession,
+    feeds: Mapping[str, Any],
+    output_names: Iterable[str] | None = None,
+    run_options: onnxruntime.RunOptions | None = None,
 ) -> list[np.ndarray]:
-    """Run ``session`` on ``feeds`` (name -> array); returns every output, in order, as numpy.
+    """Run ``session`` on ``feeds`` (name -> array); returns the outputs named in
+    ``output_names`` (default: every output, in the model's order) as numpy arrays.
 
     bfloat16 arrays (ml_dtypes) go in and come out unchanged bit for bit.
     """
@@ -237,9 +241,14 @@ def run_session(
             binding.bind_ortvalue_input(name, ort_value(array))
         else:
             binding.bind_cpu_input(name, array)
-    for output in session.get_outputs():
-        binding.bind_output(output.name, "cpu")
-    session.run_with_iobinding(binding)
+    names = (
+        [output.name for output in session.get_outputs()]
+        if output_names is None
+        else list(output_names)
+    )
+    for name in names:
+        binding.bind_output(name, "cpu")
+    session.run_with_iobinding(binding, run_options)
     return [_to_numpy(value) for value in binding.get_outputs()]
 
 
