@@ -82,8 +82,7 @@ def glibc_needed(library: Path) -> tuple[int, int]:
     """The newest GLIBC_x.y symbol version ``library`` needs (objdump -T)."""
     dump = subprocess.run(["objdump", "-T", str(library)], capture_output=True, text=True)
     versions = {
-        (int(major), int(minor))
-        for major, minor in re.findall(r"GLIBC_(\d+)\.(\d+)", dump.stdout)
+        (int(major), int(minor)) for major, minor in re.findall(r"GLIBC_(\d+)\.(\d+)", dump.stdout)
     }
     assert versions, dump.stderr
     return max(versions)
@@ -104,7 +103,9 @@ def test_the_glibc_figure_of_the_pages_is_what_the_built_libraries_need():
     policy = max((2, 17), min(g for g in MANYLINUX_GLIBCS if g >= needed))
     figure = f"{policy[0]}.{policy[1]}"
     tag = f"manylinux_{policy[0]}_{policy[1]}_x86_64"
-    row = table_row((DOCS / "platforms.md").read_text(encoding="utf-8"), f"Linux x86-64 (glibc >= {figure})")
+    row = table_row(
+        (DOCS / "platforms.md").read_text(encoding="utf-8"), f"Linux x86-64 (glibc >= {figure})"
+    )
     assert tag in row[1]
     assert f"any x86-64 Linux with glibc {figure} or newer" in page("docs/building.md")
 

@@ -43,18 +43,22 @@ def format_summary(example: SpecExample, output: np.ndarray, ok: bool) -> str:
     """One example on one line: its name, type, shape, input and output values (elided)."""
 
     def values(array: np.ndarray) -> str:
-        return np.array2string(array.ravel(), separator=", ", threshold=8, edgeitems=3)
+        flat = [str(v) for v in array.ravel().tolist()]
+        if len(flat) > 8:
+            flat = [*flat[:3], "...", *flat[-3:]]
+        return f"[{', '.join(flat)}]"
 
     verdict = "ok  " if ok else "FAIL"
+    dtype, shape = example.input.dtype.name, str(example.input.shape)
     return (
-        f"  {verdict} {example.name:<22} {example.input.dtype.name:<8} {str(example.input.shape):<9}"
+        f"  {verdict} {example.name:<22} {dtype:<8} {shape:<9}"
         f" {values(example.input)} -> {values(output)}"
     )
 
 
 NEXT_STEP = (
-    "Next: onnx-relu --help for the commands, README.md for the Python API"
-    " (in a clone built by make demo: source .venv/bin/activate first)."
+    "Next: onnx-relu --help (the commands), or the README's examples (the Python API);\n"
+    "in a clone set up by make demo, run 'source .venv/bin/activate' first."
 )
 
 

@@ -46,7 +46,7 @@ _DTYPES: dict[str, np.dtype] = {
 #: The eight Relu types by short name, in the order of the tables.
 TYPES: tuple[str, ...] = tuple(_DTYPES)
 DEFAULT_SIZES = ("6", "64K", "4M", "64M", "512M")
-QUICK_SIZES = ("6", "64K")
+QUICK_SIZES = ("64K", "1M", "4M")
 LARGEST_SKIPPED = 512 << 20  # --skip-largest drops sizes of at least this many bytes
 INPLACE_BUFFER_BYTES = 64 << 20  # small in-place sizes refill this many bytes of buffers at once
 
