@@ -63,10 +63,12 @@ PAGES: dict[str, tuple[str, ...]] = {
     "benchmarks": ("Machine and conditions",),
 }
 
-#: Written into a temporary copy of each page: the page's own width, for the DOM to show.
+#: Written into a temporary copy of each page: the page's own width and the window's (the
+#: viewport Chromium lays the page out in), for the DOM to show.
 MEASURE = (
     "<script>addEventListener('load', () => document.body.setAttribute("
-    "'data-onnx-relu-page-width', document.documentElement.scrollWidth));</script>"
+    "'data-onnx-relu-page-width', document.documentElement.scrollWidth + ' '"
+    " + document.documentElement.clientWidth));</script>"
 )
 
 
@@ -148,18 +150,18 @@ def check_page(
     for text in expected:
         if text not in dom:
             problems.append(f"{name}: the rendered page does not contain {text!r}")
-    found = re.search(r'data-onnx-relu-page-width="(\d+)"', dom)
+    found = re.search(r'data-onnx-relu-page-width="(\d+) (\d+)"', dom)
     if found is None:
         problems.append(f"{name}: the page's width could not be measured")
-    elif int(found.group(1)) > window[0]:
+    elif int(found.group(1)) > int(found.group(2)):
         problems.append(
-            f"{name}: the page is {found.group(1)} px wide in a {window[0]} px window (something"
-            " that should scroll inside itself widens the page)"
+            f"{name}: the page is {found.group(1)} px wide in a {found.group(2)} px viewport"
+            " (something that should scroll inside itself widens the page)"
         )
     print(
         f"check_docs: {name}: {window[0]}x{window[1]}, page width"
-        f" {found.group(1) if found else '?'} px, {inked:.1%} of the screenshot drawn,"
-        f" {screenshot}"
+        f" {'/'.join(found.groups()) + ' (page/viewport)' if found else '?'} px,"
+        f" {inked:.1%} of the screenshot drawn, {screenshot}"
     )
     return problems
 

@@ -62,7 +62,11 @@ def _help_text(command: str | None) -> str:
     os.environ["COLUMNS"] = "100"  # argparse wraps to the terminal's width; the page's is fixed
     try:
         parser = build_parser()
-        if command is not None:
+        if command == "bench":  # the subcommand hands its arguments to the harness's parser
+            from onnx_relu.bench import build_parser as bench_parser
+
+            parser = bench_parser(prog="onnx-relu bench")
+        elif command is not None:
             parser = _subcommands(parser)[command]
         return parser.format_help()
     finally:
