@@ -48,6 +48,7 @@ from typing import Any
 from ..argtypes import integer_at_least_one, positive_number, thread_count
 from .cases import (
     DEFAULT_SIZES,
+    INPLACE_BUFFER_BYTES,
     LARGEST_SKIPPED,
     QUICK_SIZES,
     TYPES,
@@ -298,6 +299,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m onnx_relu.ben
         batch_seconds=batch_seconds,
         gap=0.0 if args.quick else 0.04,
         import_repeats=1 if args.quick else 5,
+        inplace_bytes=(2 << 20) if args.quick else INPLACE_BUFFER_BYTES,
         progress=None
         if args.quick
         else lambda message: print(message, file=sys.stderr, flush=True),

@@ -147,11 +147,19 @@ class Case:
     buffers: list[np.ndarray]
 
     @classmethod
-    def make(cls, name: str, size: Size, rng: np.random.Generator) -> Case:
-        """Mixed-sign input, an output, and enough in-place buffers to fill 64 MiB (1 to 64)."""
+    def make(
+        cls,
+        name: str,
+        size: Size,
+        rng: np.random.Generator,
+        inplace_bytes: int = INPLACE_BUFFER_BYTES,
+    ) -> Case:
+        """Mixed-sign input, an output, and enough in-place buffers to fill ``inplace_bytes``
+        (64 MiB; 1 to 64 buffers). Every batch rewrites them all first (see
+        :func:`.timing.time_batch`), so a quick run takes fewer."""
         n = size.elements(dtype_of(name).itemsize)
         x = mixed_sign_data(name, n, rng)
-        copies = max(1, min(64, INPLACE_BUFFER_BYTES // max(1, x.nbytes)))
+        copies = max(1, min(64, inplace_bytes // max(1, x.nbytes)))
         return cls(name, n, x, np.empty_like(x), [x.copy() for _ in range(copies)])
 
     @property

@@ -196,14 +196,6 @@ PLOTTED = [
     ("torch relu_", True, {"color": "C5", "linestyle": "--", "linewidth": 1.2}),
 ]
 
-TICK_LABELS = [
-    (4 << 10, "4 KiB"),
-    (64 << 10, "64 KiB"),
-    (1 << 20, "1 MiB"),
-    (16 << 20, "16 MiB"),
-    (256 << 20, "256 MiB"),
-]
-TICKS = [value for value, _ in TICK_LABELS]
 PLOT_MIN_BYTES = 4096
 
 
@@ -235,13 +227,10 @@ def plot_results(results: dict[str, Any], path: str) -> None:
     )
     handles = {}
     # The x axis spans the sizes measured (a quick run's 64 KiB to 4 MiB, not out to 256 MiB),
-    # with the fixed ticks inside that span, or the sizes themselves where none falls inside.
-    measured = sorted({r["bytes"] for r in results["results"] if r["bytes"] >= PLOT_MIN_BYTES}) or [
-        PLOT_MIN_BYTES
-    ]
-    ticks = [(v, label) for v, label in TICK_LABELS if measured[0] <= v <= measured[-1]]
-    if len(ticks) < 2:
-        ticks = [(v, _size_label(v)) for v in measured]
+    # ticked at those sizes (a run has a handful).
+    plotted = {r["bytes"] for r in results["results"] if r["bytes"] >= PLOT_MIN_BYTES}
+    measured = sorted(plotted) or [PLOT_MIN_BYTES]
+    ticks = [(v, _size_label(v)) for v in measured]
     # The grid may have more panels than types (the spare ones are hidden below).
     for panel, type_name in zip(axes.flat, types, strict=False):
         for variant, at_top, style in PLOTTED:
