@@ -164,9 +164,9 @@ def build_parser(prog: str = "python -m onnx_relu.bench") -> argparse.ArgumentPa
     option(
         "--quick",
         action="store_true",
-        help="a first look in about 15 s: sizes "
+        help="a first look: sizes "
         + " ".join(QUICK_SIZES)
-        + ", 3 rounds, short batches; prints the summary only (--tables for the tables)",
+        + ", 3 rounds, 1 ms batches; prints the summary only (--tables for the tables)",
     )
     option(
         "--tables",
@@ -285,8 +285,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m onnx_relu.ben
     batch_seconds = (args.batch_ms or (1.0 if args.quick else 20.0)) / 1000
     if args.quick:
         print(
-            f"{prog} --quick: {len(args.types)} types x {len(sizes)} sizes, {rounds} rounds"
-            " (about 15 s on 2 CPUs)...",
+            f"{prog} --quick: {len(args.types)} types x {len(sizes)} sizes, {rounds} rounds...",
             file=sys.stderr,
             flush=True,
         )
