@@ -328,8 +328,10 @@ def _load_external_data(
     external = [tensor for tensor in model.graph.initializer if uses_external_data(tensor)]
     if external:
         infos = _checked_external_tensors(external, base_dir, source)
+        # checked the same way whether the data is then read or not, so that every front end
+        # refuses a location with the same words
+        _check_external_data(external, infos, base_dir, source)
         if not read or model.ByteSize() + _external_data_bytes(infos, base_dir) >= _INLINE_LIMIT:
-            _check_external_data(external, infos, base_dir, source)
             return
         try:
             load_external_data_for_model(model, base_dir)
