@@ -118,6 +118,16 @@ def test_legalize_refuses_a_function_whose_calls_need_different_rewrites():
         legalize(model)
 
 
+@requires("onnxruntime")  # legalize probes onnxruntime
+def test_legalize_names_the_functions_own_opset_when_it_refuses():
+    # The model is at opset 14, the function body at 5 (Relu-1, which onnxruntime lacks): the
+    # refusal names the opset the node is judged at, with the hint for opsets 1-5.
+    model = function_model([TensorProto.FLOAT], opset=14, function_opset=5)
+    with pytest.raises(LegalizationError, match="at opset 5: onnxruntime cannot run it") as info:
+        legalize(model)
+    assert "onnxruntime implements no Relu-1 (opsets 1-5)" in str(info.value)
+
+
 def test_reference_evaluator_with_relu_in_function_bodies():
     model = function_model([TensorProto.FLOAT16])
     x = mixed_values(np.float16, 544)

@@ -202,13 +202,13 @@ def legalize(
                 else "onnxruntime cannot run it"
             )
             raise LegalizationError(
-                f"{description} on {site.input_type} at opset {opset}: {problem}, and no"
+                f"{description} on {site.input_type} at opset {site_opset}: {problem}, and no"
                 " rewrite runs there with exact results. Tried:\n"
                 + "\n".join(f"  {t.rewrite}: {t.error or '; '.join(t.differences)}" for t in tried)
                 + (
                     "\nonnxruntime implements no Relu-1 (opsets 1-5): convert the model first,"
                     " e.g. onnx.version_converter.convert_version(model, 13)."
-                    if opset < 6
+                    if site_opset < 6
                     else ""
                 )
             )
