@@ -74,6 +74,17 @@ MAX_THREADS: int = _relu.MAX_THREADS
 #: The largest cap and minimum size of the output cache, ``sys.maxsize`` bytes (2**63 - 1 on
 #: 64-bit platforms): as a cap, no limit.
 MAX_CACHE_BYTES: int = sys.maxsize
+# The largest size or time set_kernel_tuning takes: the kernel's signed size type's.
+_MAX_SETTING = sys.maxsize
+
+# The type of each setting set_kernel_tuning takes.
+_SETTING_KINDS: dict[str, type] = {
+    "parallel_threshold": int,
+    "nt_threshold": int,
+    "min_chunk": int,
+    "nt_isa": str,
+    "spin_ns": int,
+}
 
 
 def default_num_threads() -> int:
@@ -259,7 +270,10 @@ def set_kernel_tuning(**settings: int | str) -> dict[str, Any]:
     Raises
     ------
     ValueError
-        for an instruction set this CPU does not have; TypeError for an unknown setting.
+        for a size or time outside 0..``sys.maxsize`` (or -1, which leaves it as it is),
+        naming that range, and for an instruction set this CPU does not have.
+    TypeError
+        for an unknown setting, and for a value of the wrong type (``bool`` included).
 
     Examples
     --------
@@ -268,7 +282,27 @@ def set_kernel_tuning(**settings: int | str) -> dict[str, Any]:
     0
     >>> _ = set_kernel_tuning(parallel_threshold=previous["parallel_threshold"])
     """
+    for name, value in settings.items():
+        _check_setting(name, value)
     return _relu._set_tuning(**settings)
+
+
+def _check_setting(name: str, value: object) -> None:
+    """Refuse a value the kernel would ignore or not hold, as set_cache_limits does."""
+    kind = _SETTING_KINDS.get(name)
+    if kind is None:
+        return  # the compiled module names the unknown keyword (TypeError)
+    if kind is str:
+        if not isinstance(value, str):
+            raise TypeError(f"{name} must be a str, got {type(value).__name__} {value!r}")
+        return
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an integer, got {type(value).__name__} {value!r}")
+    if not -1 <= value <= _MAX_SETTING:
+        raise ValueError(
+            f"{name} must be in 0..{_MAX_SETTING} (sys.maxsize), or -1 to leave it as it is;"
+            f" got {value}"
+        )
 
 
 @contextlib.contextmanager

@@ -498,6 +498,27 @@ def test_tuning_reports_the_machine():
         set_kernel_tuning(nt_isa=foreign)
 
 
+@pytest.mark.parametrize("name", ["parallel_threshold", "nt_threshold", "min_chunk", "spin_ns"])
+@pytest.mark.parametrize("bad", [-5, -(2**63), 2**63, 2**64 + 5])
+def test_set_kernel_tuning_refuses_sizes_out_of_range_naming_it(name, bad, restore_tuning):
+    before = kernel_tuning()
+    with pytest.raises(ValueError, match=rf"{name} must be in 0\.\.{sys.maxsize} \(sys\.maxsize\)"):
+        set_kernel_tuning(**{name: bad})
+    assert kernel_tuning()[name] == before[name]  # unchanged
+
+
+@pytest.mark.parametrize(("name", "bad"), [("nt_threshold", True), ("spin_ns", 1.5), ("nt_isa", 2)])
+def test_set_kernel_tuning_refuses_values_of_the_wrong_type(name, bad, restore_tuning):
+    with pytest.raises(TypeError, match=f"{name} must be"):
+        set_kernel_tuning(**{name: bad})
+
+
+def test_set_kernel_tuning_keeps_minus_one_as_leave_unchanged(restore_tuning):
+    before = kernel_tuning()["nt_threshold"]
+    set_kernel_tuning(nt_threshold=-1)
+    assert kernel_tuning()["nt_threshold"] == before
+
+
 # --------------------------------------------------------------------------------------------
 # The benchmark harness's copy ceiling
 # --------------------------------------------------------------------------------------------
