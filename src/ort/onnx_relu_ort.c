@@ -20,6 +20,7 @@
  */
 #include <pthread.h>
 #include <sched.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,8 +59,9 @@ typedef struct {
  * RegisterCustomOps); onnx_relu.onnx.ort_library reads it too. */
 #define RELU_ORT_REGISTERED_KEY "onnx_relu.ort_library.registered"
 
-/* The API table of the onnxruntime that loaded the library (one per process). */
-static const OrtApi *relu_ort_api;
+/* The API table of the onnxruntime that loaded the library (one per process), set by the first
+ * registration; atomic because sessions may register the library from several threads at once. */
+static _Atomic(const OrtApi *) relu_ort_api;
 
 static const char *
 relu_ort_get_name(const OrtCustomOp *op)
@@ -137,7 +139,7 @@ static OrtStatus *
 relu_ort_compute(void *kernel, OrtKernelContext *context)
 {
     const relu_ort_op *record = (const relu_ort_op *)kernel;
-    const OrtApi *api = relu_ort_api;
+    const OrtApi *api = atomic_load_explicit(&relu_ort_api, memory_order_acquire);
     const OrtValue *input = NULL;
     OrtValue *output = NULL;
     OrtTensorTypeAndShapeInfo *info = NULL;
@@ -263,7 +265,7 @@ relu_ort_kernel_init_once(void)
 static void
 relu_ort_domain_init_once(void)
 {
-    const OrtApi *api = relu_ort_api;
+    const OrtApi *api = atomic_load_explicit(&relu_ort_api, memory_order_acquire);
     OrtStatus *status = api->CreateCustomOpDomain("", &relu_ort_domain);
     for (int i = 0; status == NULL && i < RELU_TYPE_COUNT; i++) {
         status = api->CustomOpDomain_Add(relu_ort_domain, &relu_ort_ops[i].op);
@@ -286,9 +288,9 @@ RegisterCustomOps(OrtSessionOptions *options, const OrtApiBase *base)
                  ORT_ABI_VERSION, base->GetVersionString());
         return oldest != NULL ? oldest->CreateStatus(ORT_ABI_NOT_IMPLEMENTED, message) : NULL;
     }
-    if (relu_ort_api == NULL) {
-        relu_ort_api = api; /* the same table for every call in this process */
-    }
+    const OrtApi *unset = NULL; /* the first table stays: the same for every call in a process */
+    atomic_compare_exchange_strong_explicit(&relu_ort_api, &unset, api, memory_order_acq_rel,
+                                            memory_order_acquire);
     pthread_once(&relu_ort_kernel_once, relu_ort_kernel_init_once);
     if (relu_ort_kernel_error) {
         return api->CreateStatus(ORT_ABI_FAIL,

@@ -69,11 +69,13 @@ def load_model(model_or_path: object) -> onnx.ModelProto:
 
     if isinstance(model_or_path, onnx.ModelProto):
         return model_or_path
+    folder = None  # where external data is looked up: a model file's folder
     if isinstance(model_or_path, (bytes, bytearray, memoryview)):
         source, data = "the given bytes", bytes(model_or_path)
     elif isinstance(model_or_path, (str, os.PathLike)):
         path = os.fspath(model_or_path)
         source = f"file {path!r}"
+        folder = os.path.dirname(os.path.abspath(path))
         _refuse_special_file(path)
         with open(model_or_path, "rb") as stream:
             size = os.fstat(stream.fileno()).st_size
@@ -103,8 +105,8 @@ def load_model(model_or_path: object) -> onnx.ModelProto:
             f"{source} is not an ONNX model: it has no IR version or no graph"
             f" (ir_version={model.ir_version}, {len(data)} bytes)"
         )
-    if source.startswith("file"):
-        _load_external_data(model, os.path.dirname(os.path.abspath(path)), source)
+    if folder is not None:
+        _load_external_data(model, folder, source)
     return model
 
 
