@@ -32,6 +32,7 @@ HEAVY = (
 MODULES = (
     "onnx_relu",
     "onnx_relu.tuning",
+    "onnx_relu.output_cache",
     "onnx_relu.argtypes",
     "onnx_relu.dtypes",
     "onnx_relu.versions",

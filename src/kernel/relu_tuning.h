@@ -48,20 +48,13 @@ typedef struct {
 } relu_caches;
 
 /*
- * The data/unified caches of cpu0 as Linux describes them under `sysfs_root` (normally "/sys";
- * another root reads a recorded copy of such a tree): <root>/devices/system/cpu/cpu0/cache/
- * index<i>/{level,type,size,shared_cpu_list}. Sets the level-2 size and the size of the highest
- * level. A file that is missing or garbled (not "<digits>[K|M|G]") leaves its cache out.
- * Returns 1 and sets source to "sysfs" if a size was found, else 0 with both sizes 0.
- */
-RELU_API int relu_caches_from_sysfs(const char *sysfs_root, relu_caches *caches);
-
-/*
- * The caches from the per-CPU view first: sysfs under `sysfs_root`; then the C library's
- * figures (`sysconf_l2`, `sysconf_l3`: what sysconf(_SC_LEVEL2/3_CACHE_SIZE) says, <= 0 for
- * nothing) for a size sysfs lacks; then defaults (1 MiB L2, 32 MiB last level). sysconf comes
- * last because glibc reports the whole package's L3 on some CPUs (320 MiB on an AMD EPYC whose
- * cores each see a 32 MiB L3; 256 MiB on the Zen 3 of 2026-11-30 with 32 MiB per core complex).
+ * The caches from the per-CPU view first: sysfs under `sysfs_root` (normally "/sys"; another root
+ * reads a recorded copy of such a tree: <root>/devices/system/cpu/cpu0/cache/index<i>/{level,
+ * type,size,shared_cpu_list}, where a file that is missing or garbled leaves its cache out); then
+ * the C library's figures (`sysconf_l2`, `sysconf_l3`: what sysconf(_SC_LEVEL2/3_CACHE_SIZE)
+ * says, <= 0 for nothing) for a size sysfs lacks; then defaults (1 MiB L2, 32 MiB last level).
+ * sysconf comes last because glibc reports the whole package's L3 on some CPUs (320 MiB on an
+ * AMD EPYC whose cores each see a 32 MiB L3; BENCHMARKS.md, "Caches as one core sees them").
  * Pure: reads only the files under `sysfs_root`, so tests feed it recorded trees.
  */
 RELU_API relu_caches relu_read_caches(const char *sysfs_root, long sysconf_l2, long sysconf_l3);

@@ -21,8 +21,8 @@ import pytest
 
 import onnx_relu
 from onnx_relu._environment import configure_from_environment
+from onnx_relu.bench.ceiling import copy_ceiling
 from onnx_relu.tuning import (
-    copy_ceiling,
     default_num_threads,
     kernel_tuning,
     set_kernel_tuning,
@@ -538,6 +538,15 @@ def test_copy_ceiling_copies(nontemporal, threads, restore_tuning):
         same = src.copy()
         copy_ceiling(same, same, nontemporal=nontemporal)  # the in-place ceiling
         assert np.array_equal(same, src)
+
+
+def test_the_old_name_of_the_copy_ceiling_still_copies_with_a_deprecation():
+    from onnx_relu import tuning
+
+    src, dst = np.arange(10, dtype=np.int8), np.zeros(10, dtype=np.int8)
+    with pytest.warns(DeprecationWarning, match="onnx_relu.bench.ceiling.copy_ceiling"):
+        tuning.copy_ceiling(src, dst)
+    assert np.array_equal(src, dst)
 
 
 def test_copy_ceiling_refuses_bad_buffers():

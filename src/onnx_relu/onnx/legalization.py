@@ -185,7 +185,7 @@ def legalize(
             + "\n".join(f"  {finding}" for finding in findings)
         )
 
-    plan: list[tuple[ReluSite, str]] = []
+    rewrites: list[tuple[ReluSite, str]] = []
     chosen: dict[
         tuple[Any, ...], tuple[str, str]
     ] = {}  # a function's Relu: the rewrite of each call type
@@ -214,7 +214,7 @@ def legalize(
             )
         if site.function is not None:
             # One body serves every call: it can be rewritten only if every call's type needs
-            # the same nodes; a later call of the function adds nothing to the plan.
+            # the same nodes; a later call of the function adds nothing to the rewrites.
             where = (site.function, site.path, site.index)
             if where in chosen:
                 earlier_choice, earlier_type = chosen[where]
@@ -229,7 +229,7 @@ def legalize(
                 continue
             chosen[where] = (choice, site.input_type)
         if choice != "Relu":
-            plan.append((site, choice))
+            rewrites.append((site, choice))
 
     result = onnx.ModelProto()
     result.CopyFrom(source)
@@ -242,7 +242,7 @@ def legalize(
     pool = _NamePool(taken)
     # Deepest graphs first, and from the end of each node list, so that the paths and indices
     # of the sites not yet rewritten stay valid (each function body and the main graph apart).
-    plan.sort(
+    rewrites.sort(
         key=lambda item: (
             -1 if item[0].function is None else item[0].function,
             len(item[0].path),
@@ -251,7 +251,7 @@ def legalize(
         ),
         reverse=True,
     )
-    for site, choice in plan:
+    for site, choice in rewrites:
         graph = _graph_at(result, site.path, site.function)
         node = graph.node[site.index]
         fresh = pool.fresh_maker(node.name or node.output[0])
