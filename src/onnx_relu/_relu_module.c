@@ -25,15 +25,10 @@
 /* Thread count and tuning                                                                     */
 /* ------------------------------------------------------------------------------------------ */
 
-#if defined(__unix__) || defined(__APPLE__)
-#include <pthread.h>
+#include <pthread.h> /* the module is built for Linux only (docs/platforms.md) */
 static pthread_mutex_t relu_tuning_mutex = PTHREAD_MUTEX_INITIALIZER;
 static void relu_tuning_lock(void) { pthread_mutex_lock(&relu_tuning_mutex); }
 static void relu_tuning_unlock(void) { pthread_mutex_unlock(&relu_tuning_mutex); }
-#else
-static void relu_tuning_lock(void) {}
-static void relu_tuning_unlock(void) {}
-#endif
 
 static PyObject *
 relu_py_get_num_threads(PyObject *NPY_UNUSED(self), PyObject *NPY_UNUSED(args))
@@ -215,14 +210,8 @@ relu_process_init(void)
     relu_process_init_result = relu_kernel_init() == 0 && relu_memory_process_init() == 0 ? 0 : -1;
 }
 
-#if defined(__unix__) || defined(__APPLE__)
 static pthread_once_t relu_process_once = PTHREAD_ONCE_INIT;
 #define RELU_PROCESS_ONCE() pthread_once(&relu_process_once, relu_process_init)
-#else
-/* No pthread_once: the import lock alone keeps two executions of the module apart. */
-static int relu_process_done = 0;
-#define RELU_PROCESS_ONCE() (relu_process_done ? 0 : (relu_process_init(), relu_process_done = 1, 0))
-#endif
 
 static int
 relu_module_exec(PyObject *module)

@@ -60,7 +60,8 @@ typedef struct {
 #define RELU_ORT_REGISTERED_KEY "onnx_relu.ort_library.registered"
 
 /* The API table of the onnxruntime that loaded the library (one per process), set by the first
- * registration; atomic because sessions may register the library from several threads at once. */
+ * registration; atomic because sessions may register the library from several threads at once
+ * (a plain read of it is an atomic load). */
 static _Atomic(const OrtApi *) relu_ort_api;
 
 static const char *
@@ -139,7 +140,7 @@ static OrtStatus *
 relu_ort_compute(void *kernel, OrtKernelContext *context)
 {
     const relu_ort_op *record = (const relu_ort_op *)kernel;
-    const OrtApi *api = atomic_load_explicit(&relu_ort_api, memory_order_acquire);
+    const OrtApi *api = relu_ort_api;
     const OrtValue *input = NULL;
     OrtValue *output = NULL;
     OrtTensorTypeAndShapeInfo *info = NULL;
@@ -265,7 +266,7 @@ relu_ort_kernel_init_once(void)
 static void
 relu_ort_domain_init_once(void)
 {
-    const OrtApi *api = atomic_load_explicit(&relu_ort_api, memory_order_acquire);
+    const OrtApi *api = relu_ort_api;
     OrtStatus *status = api->CreateCustomOpDomain("", &relu_ort_domain);
     for (int i = 0; status == NULL && i < RELU_TYPE_COUNT; i++) {
         status = api->CustomOpDomain_Add(relu_ort_domain, &relu_ort_ops[i].op);
@@ -332,16 +333,10 @@ onnx_relu_ort_get_num_threads(void)
     return relu_get_num_threads();
 }
 
-/* The API version the library asks onnxruntime for. */
-ONNX_RELU_ORT_EXPORT unsigned
-onnx_relu_ort_api_version(void)
-{
-    return ORT_ABI_VERSION;
-}
-
 /* The output size in bytes from which the library's kernel streams its stores (out of place);
- * a negative size leaves it unchanged. Returns the previous size. For benchmarks and tests: the
- * default comes from this machine's caches, as in the NumPy module. */
+ * a negative size leaves it unchanged. Returns the previous size. The default comes from this
+ * machine's caches, as in the NumPy module; onnx_relu.onnx.ort_library.
+ * set_ort_library_nt_threshold documents it (and tests force it low to reach that path). */
 ONNX_RELU_ORT_EXPORT long long
 onnx_relu_ort_set_nt_threshold(long long bytes)
 {

@@ -99,8 +99,27 @@ def test_the_library_file_exists_and_exports_its_entry_point():
     assert os.path.isabs(path) and os.path.isfile(path)
     library = ctypes.CDLL(path)
     assert library.RegisterCustomOps  # the symbol onnxruntime looks up
-    library.onnx_relu_ort_api_version.restype = ctypes.c_uint
-    assert library.onnx_relu_ort_api_version() == ORT_LIBRARY_API_VERSION == 16
+
+
+def test_the_library_asks_onnxruntime_for_api_version_16():
+    # An OrtApiBase that offers no table: RegisterCustomOps asks GetApi for its version, then
+    # for the oldest (1) to report that; with none either it returns no status and registers
+    # nothing. What it asked for is the version it needs.
+    asked = []
+    get_api = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_uint32)(
+        lambda version: asked.append(version)
+    )
+    get_version = ctypes.CFUNCTYPE(ctypes.c_char_p)(lambda: b"0.0.0")
+
+    class OrtApiBase(ctypes.Structure):
+        _fields_ = [("GetApi", type(get_api)), ("GetVersionString", type(get_version))]
+
+    base = OrtApiBase(get_api, get_version)
+    library = ctypes.CDLL(onnx_relu.ort_library_path())
+    library.RegisterCustomOps.argtypes = [ctypes.c_void_p, ctypes.POINTER(OrtApiBase)]
+    library.RegisterCustomOps.restype = ctypes.c_void_p
+    assert library.RegisterCustomOps(None, ctypes.byref(base)) is None
+    assert asked == [ORT_LIBRARY_API_VERSION, 1] and ORT_LIBRARY_API_VERSION == 16
 
 
 @pytest.mark.parametrize(("onnx_type", "opset"), ALLOWED_CASES)
@@ -163,7 +182,7 @@ def test_forbidden_types_are_refused_before_the_session(onnx_type, opset):
 
 
 def test_the_library_alone_would_run_a_forbidden_type_which_is_why_ort_session_checks():
-    """The library's merged schema replaces ONNX's per-version type rule (FIELD-NOTES)."""
+    """The library's merged schema replaces ONNX's per-version type rule (see its source)."""
     model = at_lowest_ir_version(relu_model("tensor(int8)", 12, shape=("n",)))
     session = onnxruntime.InferenceSession(
         model.SerializeToString(),
