@@ -124,7 +124,7 @@ def _refuse_special_file(path: str) -> None:
 
 # The size from which external data is left external: protobuf's limit, since a model whose
 # external data would take it there cannot be serialized (onnx's shape inference serializes the
-# model); lowered by tests.
+# model). A name of its own because it is this rule's threshold, not protobuf's.
 _INLINE_LIMIT = PROTOBUF_MESSAGE_LIMIT
 
 
