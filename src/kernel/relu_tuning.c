@@ -393,10 +393,9 @@ relu_set_if_given(RELU_ATOMIC(ptrdiff_t) *setting, ptrdiff_t value)
 void
 relu_set_thresholds(relu_thresholds thresholds)
 {
-    relu_set_if_given(&relu_tuning.parallel_bytes, thresholds.parallel_bytes);
-    relu_set_if_given(&relu_tuning.min_chunk_bytes, thresholds.min_chunk_bytes);
-    relu_set_if_given(&relu_tuning.nt_bytes, thresholds.nt_bytes);
-    relu_set_if_given(&relu_tuning.spin_ns, thresholds.spin_ns);
+#define RELU_SET_IF_GIVEN(python_name, field)                                                  \
+    relu_set_if_given(&relu_tuning.field, thresholds.field);
+    RELU_FOR_EACH_SIZE_SETTING(RELU_SET_IF_GIVEN)
 }
 
 int
@@ -415,9 +414,8 @@ relu_get_tuning(void)
     relu_tuning_report report = {
         .num_threads = RELU_LOAD(relu_tuning.num_threads),
         .threads_supported = RELU_HAVE_THREADS,
-        .thresholds = {RELU_LOAD(relu_tuning.parallel_bytes),
-                       RELU_LOAD(relu_tuning.min_chunk_bytes), RELU_LOAD(relu_tuning.nt_bytes),
-                       RELU_LOAD(relu_tuning.spin_ns)},
+#define RELU_LOAD_SETTING(python_name, field) .field = RELU_LOAD(relu_tuning.field),
+        .thresholds = {RELU_FOR_EACH_SIZE_SETTING(RELU_LOAD_SETTING)},
         .default_nt_bytes = relu_default_nt_bytes(&relu_found_caches, relu_found_vendor),
         .nt_isa = (relu_isa)RELU_LOAD(relu_tuning.nt_isa),
         .best_nt_isa = relu_best_isa,

@@ -16,6 +16,7 @@
 #include <stddef.h>
 
 #include "relu_platform.h"
+#include "relu_types.h" /* RELU_FOR_EACH_SIZE_SETTING: the settings of relu_thresholds */
 
 /* Most threads one call may use (the calling thread included). */
 enum { RELU_MAX_THREADS = 256 };
@@ -87,12 +88,17 @@ RELU_API int relu_get_num_threads(void);
  * changes nothing) for a count outside that range. */
 RELU_API int relu_set_num_threads(int count);
 
-/* The thresholds and the spin time; a negative field leaves that setting as it is. */
+/*
+ * The thresholds and the spin time, one field per RELU_FOR_EACH_SIZE_SETTING entry, in its order
+ * (what each is: src/onnx_relu/_spec.py): parallel_bytes (from this output size a call is shared
+ * with the thread pool), min_chunk_bytes (smallest chunk a call is cut into for the pool's
+ * threads), nt_bytes (from this output size an out-of-place call streams its stores), spin_ns
+ * (how long the pool's threads spin for the next call, then sleep). A negative field leaves that
+ * setting as it is.
+ */
+#define RELU_THRESHOLD_FIELD(python_name, field) ptrdiff_t field;
 typedef struct {
-    ptrdiff_t parallel_bytes;  /* from this output size a call is shared with the thread pool */
-    ptrdiff_t min_chunk_bytes; /* smallest chunk a call is cut into for the pool's threads */
-    ptrdiff_t nt_bytes;        /* from this output size an out-of-place call streams its stores */
-    ptrdiff_t spin_ns;         /* how long the pool's threads spin for the next call, then sleep */
+    RELU_FOR_EACH_SIZE_SETTING(RELU_THRESHOLD_FIELD)
 } relu_thresholds;
 
 RELU_API void relu_set_thresholds(relu_thresholds thresholds);
@@ -118,11 +124,9 @@ RELU_API relu_tuning_report relu_get_tuning(void);
  * they are variables rather than calls to the getters; callers use the functions above).
  */
 typedef struct {
+#define RELU_SETTING_ATOMIC(python_name, field) RELU_ATOMIC(ptrdiff_t) field;
     RELU_ATOMIC(int) num_threads;
-    RELU_ATOMIC(ptrdiff_t) parallel_bytes;
-    RELU_ATOMIC(ptrdiff_t) min_chunk_bytes;
-    RELU_ATOMIC(ptrdiff_t) nt_bytes;
-    RELU_ATOMIC(ptrdiff_t) spin_ns;
+    RELU_FOR_EACH_SIZE_SETTING(RELU_SETTING_ATOMIC)
     RELU_ATOMIC(int) nt_isa; /* a relu_isa */
 } relu_settings;
 

@@ -3,9 +3,10 @@
 Plain data, importing nothing, so that the build's generator (``tools/generate_tables.py``)
 reads it without the package. What is derived from it:
 
-- by import, at run time: :mod:`onnx_relu.dtypes` (the type records, hence the ``.pb`` element
-  codes), :mod:`onnx_relu.versions` (which Relu version allows which type),
-  :mod:`onnx_relu.tuning` (the setting validators);
+- by import, at run time: :mod:`onnx_relu.versions` (which Relu version allows which type, and
+  the opsets of each), :mod:`onnx_relu.tuning` (the setting validators); the records of
+  :mod:`onnx_relu.dtypes` (hence the ``.pb`` element codes) are still written out there and
+  checked row for row against this table by ``tests/test_tables.py``;
 - by the generator, as files marked "generated" (``make tables`` writes them; the build and
   ``tests/test_tables.py`` fail when one differs from what this table gives, so a hand edit
   of a derived copy is caught): the kernel's type X-macro and settings X-macro
@@ -14,9 +15,9 @@ reads it without the package. What is derived from it:
   (``src/ort/relu_ort_types.h``), the stub ``src/onnx_relu/_relu.pyi``, and the tables between
   ``<!-- generated: ... -->`` markers in docs/semantics.md and docs/performance.md.
 
-A new type is one row of :data:`TYPES` (plus, if onnxruntime's ABI mirror lacks its element
-type, one enumerator in ``src/ort/ort_abi.h``); a new size setting is one row of
-:data:`SETTINGS` (plus what the kernel does with it).
+A new type is one row of :data:`TYPES` and its record in :mod:`onnx_relu.dtypes` (plus, if
+onnxruntime's ABI mirror lacks its element type, one enumerator in ``src/ort/ort_abi.h``); a new
+size setting is one row of :data:`SETTINGS` (plus what the kernel does with it).
 """
 
 from __future__ import annotations
@@ -71,7 +72,7 @@ NAMED_SETTINGS: tuple[tuple[str, str], ...] = (
 
 #: What kernel_tuning reports besides the settings: (key, Python type, what it is).
 REPORT: tuple[tuple[str, str, str], ...] = (
-    ("num_threads", "int", "threads a large call may use (the caller included)"),
+    ("num_threads", "int", "threads a large call may use, the caller included (set_num_threads)"),
     ("max_threads", "int", "the largest thread count (256)"),
     ("threads_supported", "bool", "False for a build without the thread pool"),
     ("l2_bytes", "int", "the L2 cache's size"),

@@ -36,15 +36,8 @@
 #define ONNX_RELU_ORT_EXPORT
 #endif
 
-/* ONNX element type of each kernel type, by the kernel's type name. */
-#define ONNX_ELEMENT_int8 ORT_ABI_INT8
-#define ONNX_ELEMENT_int16 ORT_ABI_INT16
-#define ONNX_ELEMENT_int32 ORT_ABI_INT32
-#define ONNX_ELEMENT_int64 ORT_ABI_INT64
-#define ONNX_ELEMENT_float16 ORT_ABI_FLOAT16
-#define ONNX_ELEMENT_bfloat16 ORT_ABI_BFLOAT16
-#define ONNX_ELEMENT_float32 ORT_ABI_FLOAT
-#define ONNX_ELEMENT_float64 ORT_ABI_DOUBLE
+/* ONNX_ELEMENT_<kernel type name>: its ONNX element type (generated from the one table). */
+#include "relu_ort_types.h"
 
 /* One registered op: onnxruntime's callback struct first, so a callback's `op` argument is the
  * whole record. */
