@@ -33,6 +33,7 @@ MODULES = (
     "onnx_relu",
     "onnx_relu.tuning",
     "onnx_relu.output_cache",
+    "onnx_relu.ceiling",
     "onnx_relu.argtypes",
     "onnx_relu.dtypes",
     "onnx_relu.versions",

@@ -320,15 +320,15 @@ def kernel_tuned(**settings: int | str) -> Iterator[dict[str, Any]]:
 
 
 def copy_ceiling(src: object, dst: object, *, nontemporal: bool = True) -> None:
-    """Deprecated: :func:`onnx_relu.bench.ceiling.copy_ceiling` (the benchmark's copy).
+    """Deprecated: :func:`onnx_relu.ceiling.copy_ceiling` (the copy ceiling).
 
     .. deprecated:: 0.2.0
-       The benchmark's ceiling is the benchmark's: import it from :mod:`onnx_relu.bench.ceiling`.
+       The copy ceiling is not a kernel setting: import it from :mod:`onnx_relu.ceiling`.
     """
     import warnings
 
     warnings.warn(
-        "onnx_relu.tuning.copy_ceiling is deprecated: use onnx_relu.bench.ceiling.copy_ceiling",
+        "onnx_relu.tuning.copy_ceiling is deprecated: use onnx_relu.ceiling.copy_ceiling",
         DeprecationWarning,
         stacklevel=2,
     )

@@ -21,7 +21,7 @@ import pytest
 
 import onnx_relu
 from onnx_relu._environment import configure_from_environment
-from onnx_relu.bench.ceiling import copy_ceiling
+from onnx_relu.ceiling import copy_ceiling
 from onnx_relu.tuning import (
     default_num_threads,
     kernel_tuning,
@@ -544,7 +544,7 @@ def test_the_old_name_of_the_copy_ceiling_still_copies_with_a_deprecation():
     from onnx_relu import tuning
 
     src, dst = np.arange(10, dtype=np.int8), np.zeros(10, dtype=np.int8)
-    with pytest.warns(DeprecationWarning, match="onnx_relu.bench.ceiling.copy_ceiling"):
+    with pytest.warns(DeprecationWarning, match="onnx_relu.ceiling.copy_ceiling"):
         tuning.copy_ceiling(src, dst)
     assert np.array_equal(src, dst)
 

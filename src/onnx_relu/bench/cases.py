@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable
 import numpy as np
 
 import onnx_relu
-from onnx_relu.bench.ceiling import copy_ceiling
+from onnx_relu.ceiling import copy_ceiling
 from onnx_relu.dtypes import RELU_TYPES
 
 __all__ = [

@@ -1,13 +1,15 @@
-"""The benchmark's ceiling: a copy written the way relu writes its output.
+"""The copy ceiling: how fast this machine moves bytes the way relu writes its output.
 
-``onnx-relu bench`` compares relu with this copy (the kernel's own loops, chunks and threads,
-without the compare), so a ratio near 1 says relu runs at the speed of moving its bytes.
+:func:`copy_ceiling` is the kernel's own loops, chunks, threads and store choice without the
+compare: the fastest any relu can be on this machine, which a program can time next to its relu
+calls (``onnx-relu bench`` compares relu with it, so a ratio near 1 says relu runs at the speed
+of moving its bytes).
 """
 
 from __future__ import annotations
 
-from .. import _relu
-from .. import tuning as _tuning  # noqa: F401  (the kernel's first load applies ONNX_RELU_*)
+from . import _relu
+from . import tuning as _tuning  # noqa: F401  (the kernel's first load applies ONNX_RELU_*)
 
 __all__ = ["copy_ceiling"]
 
