@@ -79,8 +79,8 @@ def kernel_header(spec: ModuleType) -> str:
 def numpy_header(spec: ModuleType) -> str:
     lines = []
     for name, *_, numpy_dtype, _mantissa, _since in spec.TYPES:
-        # None: the DType found at import (the local `bfloat16` of relu_make_ufunc)
-        spelling = f"(&{numpy_dtype})" if numpy_dtype else name
+        # None: no DType at import (bfloat16's is added when ml_dtypes is loaded)
+        spelling = f"(&{numpy_dtype})" if numpy_dtype else "NULL"
         lines.append(f"#define RELU_NUMPY_DTYPE_{name} {spelling}")
     names = ", ".join(t[0] for t in spec.TYPES)
     body = (
@@ -115,7 +115,8 @@ def _wrapped_comment(text: str, prefix: str = "#: ") -> str:
     return "\n".join(prefix + line for line in lines)
 
 
-def stub(spec: ModuleType) -> str:
+def stub_settings(spec: ModuleType) -> str:
+    """The part of _relu.pyi that names _tuning's keys and _set_tuning's keywords."""
     sizes = ", ".join(s[0] for s in spec.SETTINGS)
     named = ", ".join(s[0] for s in spec.NAMED_SETTINGS)
     keys = ", ".join(
@@ -129,43 +130,12 @@ def stub(spec: ModuleType) -> str:
         f"Keywords (all optional): {sizes} (int, -1 leaves a setting as it is) and {named}"
         " (str); returns the previous settings as _tuning() does."
     )
-    return f'''"""Types of the compiled module ``onnx_relu._relu`` (src/onnx_relu/_relu_module.c).
-
-Private to :mod:`onnx_relu`: the public names are ``onnx_relu.relu_ufunc`` and the functions of
-:mod:`onnx_relu.tuning` and :mod:`onnx_relu.output_cache`, which wrap these.
-"""
-
-# {BANNER}
-
-import numpy as np
-
-#: The strict ufunc: one input, one output, exact loops for the eight Relu types only.
-relu: np.ufunc
-
-#: The most threads the kernel's pool can use.
-MAX_THREADS: int
-
-def _get_num_threads() -> int: ...
-def _set_num_threads(n: int, /) -> int: ...
-
-{_wrapped_comment("Keys: " + keys + ".")}
-def _tuning() -> dict[str, int | bool | str]: ...
-
-{_wrapped_comment(keywords)}
-def _set_tuning(**settings: int | str) -> dict[str, int | bool | str]: ...
-
-#: src and dst: objects with the buffer protocol (dst writeable), of the same size.
-def _copy(src: object, dst: object, *, nontemporal: bool = True) -> None: ...
-
-#: relu's output for x from the output cache, or None where the cache does not serve x.
-def _empty_like(x: object, /) -> np.ndarray | None: ...
-
-#: Keys: max_bytes, min_bytes, cached_bytes, cached_blocks, live_blocks, live_bytes, hits,
-#: misses, failures.
-def _cache_info() -> dict[str, int]: ...
-def _set_cache(*, max_bytes: int = -1, min_bytes: int = -1) -> dict[str, int]: ...
-def _release_cache() -> int: ...
-'''
+    return (
+        f"{_wrapped_comment('Keys: ' + keys + '.')}\n"
+        "def _tuning() -> dict[str, int | bool | str]: ...\n\n"
+        f"{_wrapped_comment(keywords)}\n"
+        "def _set_tuning(**settings: int | str) -> dict[str, int | bool | str]: ..."
+    )
 
 
 def versions_table(spec: ModuleType) -> str:
@@ -196,9 +166,14 @@ def settings_table(spec: ModuleType) -> str:
 
 
 def _marked(path: Path, name: str, table: str) -> str:
-    """``path``'s text with the part between its markers for ``name`` replaced by ``table``."""
+    """``path``'s text with the part between its markers for ``name`` replaced by ``table``
+    (markers: HTML comments in Markdown, ``#`` comments in a stub)."""
     text = path.read_text()
-    begin, end = f"<!-- generated: {name} ({BANNER}) -->", f"<!-- end of generated: {name} -->"
+    if path.suffix == ".pyi":
+        begin, end = f"# generated: {name} ({BANNER})", f"# end of generated: {name}"
+    else:
+        begin = f"<!-- generated: {name} ({BANNER}) -->"
+        end = f"<!-- end of generated: {name} -->"
     head, found, rest = text.partition(begin)
     if not found:
         raise SystemExit(f"{path}: no marker {begin!r}")
@@ -214,7 +189,9 @@ def derived(spec: ModuleType) -> dict[Path, str]:
         ROOT / "src" / "kernel" / "relu_types.h": kernel_header(spec),
         ROOT / "src" / "onnx_relu" / "_relu_types.h": numpy_header(spec),
         ROOT / "src" / "ort" / "relu_ort_types.h": ort_header(spec),
-        ROOT / "src" / "onnx_relu" / "_relu.pyi": stub(spec),
+        ROOT / "src" / "onnx_relu" / "_relu.pyi": _marked(
+            ROOT / "src" / "onnx_relu" / "_relu.pyi", "kernel settings", stub_settings(spec)
+        ),
         ROOT / "docs" / "semantics.md": _marked(
             ROOT / "docs" / "semantics.md", "Relu versions", versions_table(spec)
         ),

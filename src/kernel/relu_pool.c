@@ -46,7 +46,13 @@ enum { RELU_CHUNKS_PER_THREAD = 8 };
 void
 relu_plan(ptrdiff_t n, ptrdiff_t bytes, int *threads, int *parts)
 {
-    *threads = RELU_LOAD(relu_tuning.num_threads);
+    relu_plan_for(n, bytes, RELU_LOAD(relu_tuning.num_threads), threads, parts);
+}
+
+void
+relu_plan_for(ptrdiff_t n, ptrdiff_t bytes, int available, int *threads, int *parts)
+{
+    *threads = available;
     *parts = 1;
     if (*threads <= 1 || bytes < RELU_LOAD(relu_tuning.parallel_bytes)) {
         *threads = 1;
@@ -66,7 +72,6 @@ relu_plan(ptrdiff_t n, ptrdiff_t bytes, int *threads, int *parts)
     }
 }
 
-#if RELU_HAVE_THREADS
 /*
  * Start of chunk k of `parts` nearly equal chunks of [0, n). When the output is contiguous, the
  * boundary is moved down to a 64-byte line of the output, so that no cache line is written by
@@ -91,11 +96,13 @@ relu_chunk_start(const relu_job *job, int k)
 }
 
 /* Computes chunk k of the job (on whichever thread claimed it). */
-static void
-relu_run_chunk(const relu_job *job, int k)
+void
+relu_job_run_chunk(const relu_job *job, int k)
 {
     job->run(job->task, relu_chunk_start(job, k), relu_chunk_start(job, k + 1));
 }
+
+#if RELU_HAVE_THREADS
 
 typedef struct relu_pool relu_pool;
 
@@ -177,7 +184,7 @@ relu_work(relu_pool *pool, const relu_job *job, unsigned long generation)
                                                    memory_order_acq_rel, memory_order_acquire)) {
             continue; /* `current` was reloaded */
         }
-        relu_run_chunk(job, (int)(uint32_t)current);
+        relu_job_run_chunk(job, (int)(uint32_t)current);
         if (atomic_fetch_add_explicit(&pool->done, 1, memory_order_acq_rel) + 1 == job->parts) {
             pthread_mutex_lock(&pool->lock);
             pthread_cond_signal(&pool->finished);

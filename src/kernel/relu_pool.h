@@ -32,6 +32,8 @@ typedef struct {
  * chunk. One thread and one part for small calls.
  */
 RELU_API void relu_plan(ptrdiff_t n, ptrdiff_t bytes, int *threads, int *parts);
+/* The same for `available` threads instead of the tuning's thread count. */
+RELU_API void relu_plan_for(ptrdiff_t n, ptrdiff_t bytes, int available, int *threads, int *parts);
 
 /*
  * Runs every chunk of `job` on up to `threads` threads, the calling thread included, and returns
@@ -40,6 +42,13 @@ RELU_API void relu_plan(ptrdiff_t n, ptrdiff_t bytes, int *threads, int *parts);
  * threads: the caller then computes the call itself, so nothing ever waits for the pool.
  */
 RELU_API int relu_pool_run(const relu_job *job, int threads);
+
+/*
+ * Computes chunk k (0 <= k < job->parts) of `job` on the calling thread: the same chunk
+ * boundaries as relu_pool_run uses, for a caller that runs the chunks on a pool of its own
+ * (relu_compute_on, relu_kernel.h).
+ */
+RELU_API void relu_job_run_chunk(const relu_job *job, int k);
 
 /* Makes a child process made by fork() forget the parent's pool; 0, or -1 if that failed. */
 RELU_API int relu_pool_install_fork_handler(void);

@@ -1,8 +1,8 @@
 """onnx-relu: the ONNX Relu operator, complete, exact and fast, for NumPy and ONNX users.
 
-``relu(x, out=None, *, opset=None)`` computes ``y = max(0, x)`` for every type of every Relu
-version (1, 6, 13, 14) with one exactly defined result: ``y = x`` where ``x > 0``, NaN bits
-unchanged, +0 everywhere else. ``relu_ufunc`` is the underlying NumPy ufunc.
+``relu(x, out=None, *, where=True, opset=None)`` computes ``y = max(0, x)`` for every type of
+every Relu version (1, 6, 13, 14) with one exactly defined result: ``y = x`` where ``x > 0``, NaN
+bits unchanged, +0 everywhere else. ``relu_ufunc`` is the underlying NumPy ufunc.
 
 The package is in layers, each importing only what its optional extra provides: this core
 (numpy and ml_dtypes only: :mod:`onnx_relu.dtypes`, :mod:`onnx_relu.versions`,
@@ -57,7 +57,7 @@ if TYPE_CHECKING:  # what static checkers see; at run time __getattr__ below imp
     from .onnx.check import Finding as Finding
     from .onnx.check import check_model as check_model
     from .onnx.legalization import legalize as legalize
-    from .onnx.ort_library import ort_library_path, ort_session, ort_session_options
+    from .onnx.ort_library import ort_library_path, ort_run, ort_session, ort_session_options
     from .tuning import get_num_threads, num_threads, set_num_threads
     from .versions import LATEST_VERSION, RELU_VERSIONS, ReluVersion, relu_version
 
@@ -83,6 +83,7 @@ __all__ = [
     "ort_library_path",
     "ort_session_options",
     "ort_session",
+    "ort_run",
     "InvalidOpsetError",
     "InvalidOutputError",
     "ThreadCountError",
@@ -120,6 +121,7 @@ _LAZY_EXPORTS = {
     "ort_library_path": ".onnx.ort_library",
     "ort_session_options": ".onnx.ort_library",
     "ort_session": ".onnx.ort_library",
+    "ort_run": ".onnx.ort_library",
     "read_tensor": ".files.tensors",
     "write_tensor": ".files.tensors",
 }

@@ -9,7 +9,7 @@
 #define RELU_NUMPY_DTYPE_int32 (&PyArray_Int32DType)
 #define RELU_NUMPY_DTYPE_int64 (&PyArray_Int64DType)
 #define RELU_NUMPY_DTYPE_float16 (&PyArray_HalfDType)
-#define RELU_NUMPY_DTYPE_bfloat16 bfloat16
+#define RELU_NUMPY_DTYPE_bfloat16 NULL
 #define RELU_NUMPY_DTYPE_float32 (&PyArray_FloatDType)
 #define RELU_NUMPY_DTYPE_float64 (&PyArray_DoubleDType)
 

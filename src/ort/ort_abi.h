@@ -13,10 +13,11 @@
  *  - OrtCustomOp is a struct of callbacks whose `version` field tells onnxruntime which members
  *    exist; members are likewise only ever appended;
  *  - element types are numbered as ONNX's TensorProto.DataType.
- * Every member used here exists in API version 16, which the library asks for: OrtApi's
- * session-config functions (AddSessionConfigEntry, HasSessionConfigEntry) and OrtCustomOp's
- * CreateKernelV2 and KernelComputeV2 (custom-op version 16, onnxruntime 1.16, which let a kernel
- * report an error) are the newest.
+ * Every member used here exists in API version 17 (onnxruntime 1.17), which the library asks
+ * for: OrtApi's KernelContext_ParallelFor (a custom kernel's work on the session's intra-op
+ * thread pool) and OrtCustomOp's GetStartVersion/GetEndVersion (an op for a range of opsets) are
+ * the newest; CreateKernelV2 and KernelComputeV2 (which let a kernel report an error) came with
+ * version 16.
  */
 #ifndef ONNX_RELU_ORT_ABI_H
 #define ONNX_RELU_ORT_ABI_H
@@ -25,7 +26,7 @@
 #include <stdint.h>
 
 /* The API version the library asks GetApi for, and the custom-op version it declares. */
-#define ORT_ABI_VERSION 16u
+#define ORT_ABI_VERSION 17u
 
 /* Opaque onnxruntime objects, only ever handled through pointers. */
 typedef struct OrtStatus OrtStatus;
@@ -35,6 +36,7 @@ typedef struct OrtKernelInfo OrtKernelInfo;
 typedef struct OrtKernelContext OrtKernelContext;
 typedef struct OrtValue OrtValue;
 typedef struct OrtTensorTypeAndShapeInfo OrtTensorTypeAndShapeInfo;
+typedef struct OrtShapeInferContext OrtShapeInferContext;
 
 /* Element types: ONNX TensorProto.DataType numbers (only those Relu allows are named). */
 typedef enum {
@@ -108,9 +110,29 @@ typedef struct OrtApi {
                                         const char *value);
     /* 131-236 */
     ort_abi_unused_slot unused_131_236[106];
-    /* 237 */
+    /* 237-238: reading a session config entry (value copied into `value`, `*size` bytes with
+     * its NUL; a too-small buffer fails and sets *size to the size needed) */
     OrtStatus *(*HasSessionConfigEntry)(const OrtSessionOptions *options, const char *key,
                                         int *out);
+    OrtStatus *(*GetSessionConfigEntry)(const OrtSessionOptions *options, const char *key,
+                                        char *value, size_t *size);
+    /* 239-267 */
+    ort_abi_unused_slot unused_239_267[29];
+    /* 268, 270: a custom op's shape inference (the input's type and shape, the output's) */
+    OrtStatus *(*ShapeInferContext_GetInputTypeShape)(const OrtShapeInferContext *context,
+                                                      size_t index,
+                                                      OrtTensorTypeAndShapeInfo **info);
+    ort_abi_unused_slot unused_269;
+    OrtStatus *(*ShapeInferContext_SetOutputTypeShape)(const OrtShapeInferContext *context,
+                                                       size_t index,
+                                                       const OrtTensorTypeAndShapeInfo *info);
+    /* 271-273 */
+    ort_abi_unused_slot unused_271_273[3];
+    /* 274: runs fn(usr_data, i) for i in [0, total) on the session's intra-op pool (num_batch 0:
+     * onnxruntime chooses the batches); returns when all are done */
+    OrtStatus *(*KernelContext_ParallelFor)(const OrtKernelContext *context,
+                                            void (*fn)(void *usr_data, size_t index), size_t total,
+                                            size_t num_batch, void *usr_data);
 } OrtApi;
 
 #define ORT_ABI_CHECK_SLOT(member, index)                                                      \
@@ -132,6 +154,10 @@ ORT_ABI_CHECK_SLOT(ReleaseStatus, 93);
 ORT_ABI_CHECK_SLOT(ReleaseTensorTypeAndShapeInfo, 99);
 ORT_ABI_CHECK_SLOT(AddSessionConfigEntry, 130);
 ORT_ABI_CHECK_SLOT(HasSessionConfigEntry, 237);
+ORT_ABI_CHECK_SLOT(GetSessionConfigEntry, 238);
+ORT_ABI_CHECK_SLOT(ShapeInferContext_GetInputTypeShape, 268);
+ORT_ABI_CHECK_SLOT(ShapeInferContext_SetOutputTypeShape, 270);
+ORT_ABI_CHECK_SLOT(KernelContext_ParallelFor, 274);
 
 typedef struct OrtApiBase {
     const OrtApi *(*GetApi)(uint32_t version);
@@ -142,7 +168,7 @@ typedef struct OrtApiBase {
 enum { ORT_ABI_REQUIRED = 0, ORT_ABI_DEFAULT_MEMORY = 0 };
 
 /* A custom operator: its schema (name, input and output types) and kernel callbacks.
- * onnxruntime reads the members up to the one `version` says exists (16: KernelComputeV2). */
+ * onnxruntime reads the members up to the one `version` says exists (17: GetEndVersion). */
 typedef struct OrtCustomOp OrtCustomOp;
 struct OrtCustomOp {
     uint32_t version;
@@ -169,6 +195,11 @@ struct OrtCustomOp {
     OrtStatus *(*CreateKernelV2)(const OrtCustomOp *op, const OrtApi *api, const OrtKernelInfo *info,
                                  void **kernel);
     OrtStatus *(*KernelComputeV2)(void *kernel, OrtKernelContext *context);
+    /* version >= 17: the output's type and shape from the input's, and the opsets
+     * [start, end] of the domain the op holds for */
+    OrtStatus *(*InferOutputShapeFn)(const OrtCustomOp *op, OrtShapeInferContext *context);
+    int (*GetStartVersion)(const OrtCustomOp *op);
+    int (*GetEndVersion)(const OrtCustomOp *op);
 };
 
 #endif /* ONNX_RELU_ORT_ABI_H */

@@ -70,10 +70,26 @@ def test_every_type_runs_exactly_through_files(tmp_path, type_name, suffix):
         "onnxruntime",
         "--threads",
         "2",
+        "--exact",
     )
     assert done.returncode == 0, done.stderr
     assert done.stderr == ""
     assert_relu_exact(read_tensor(tmp_path / "out" / f"Y.{suffix}"), x)
+
+
+def test_without_exact_onnxruntime_keeps_its_own_float_relu(tmp_path):
+    """The default: onnxruntime's own Relu for the types it runs (-0.0 stays -0.0, as stock
+    onnxruntime gives it); --exact makes it the library's (+0.0)."""
+    model = save_relu_model(tmp_path / "m.onnx", "float32", 21)
+    write_tensor(tmp_path / "x.npy", np.array([[-0.0, 1.0, 2.0]], np.float32))
+    for flags, negative_zero in [((), True), (("--exact",), False)]:
+        done = run_cli(
+            "run", model, "-i", f"X={tmp_path / 'x.npy'}", "-o", tmp_path / "out",
+            "--engine", "onnxruntime", *flags,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        y = read_tensor(tmp_path / "out" / "Y.npy")
+        assert y.tolist() == [[0.0, 1.0, 2.0]] and bool(np.signbit(y[0, 0])) is negative_zero
 
 
 def test_a_model_with_other_operators_runs(tmp_path):

@@ -24,7 +24,7 @@ import zarr  # noqa: E402
 from onnx_relu import UnsupportedTypeError, relu  # noqa: E402
 from onnx_relu.files.zarr_dask import relu_zarr  # noqa: E402
 from tests.support.cli import run_cli  # noqa: E402
-from tests.support.dask_cluster import local_client  # noqa: E402
+from tests.support.dask_cluster import local_client, ramp_values  # noqa: E402
 from tests.support.dtypes import TYPE_NAMES, relu_type  # noqa: E402
 from tests.support.oracle import expected_relu, same_bits  # noqa: E402
 from tests.support.values import mixed_values  # noqa: E402
@@ -183,6 +183,23 @@ def make_store(path: Path, values: np.ndarray, chunks, zarr_format: int = 3):
     )
     store[...] = values
     return store
+
+
+def _kernel_threads() -> int:
+    import onnx_relu
+
+    return onnx_relu.get_num_threads()
+
+
+def test_workers_give_the_kernel_their_own_share_of_the_cpus(cluster_client, tmp_path):
+    """Each worker of this cluster has one thread: after a job its kernel uses one, not every
+    CPU of the machine (two workers would otherwise oversubscribe it)."""
+    make_store(tmp_path / "in.zarr", ramp_values(4000), chunks=(500,))
+    relu_zarr(tmp_path / "in.zarr", tmp_path / "out.zarr", client=cluster_client)
+    nthreads = cluster_client.nthreads()
+    counts = cluster_client.run(_kernel_threads)
+    assert set(counts) == set(nthreads)
+    assert all(counts[worker] == nthreads[worker] == 1 for worker in counts)
 
 
 @pytest.mark.parametrize("zarr_format", [3, 2])

@@ -1,9 +1,11 @@
 """The onnx-relu custom-op library in real onnxruntime (the version `make test` installs).
 
-One-node models of every type at every opset where the type is allowed run bit-exactly against
-the independent oracle (-0.0 -> +0.0, NaN payloads, float16/bfloat16 signalling NaNs); types a
-version forbids are refused before any session exists; mixed models, onnx's light models,
-concurrent sessions, repeated loading and fork work.
+With ``exact=True`` one-node models of every type at every opset where the type is allowed run
+bit-exactly against the independent oracle (-0.0 -> +0.0, NaN payloads, float16/bfloat16
+signalling NaNs); by default the library takes only the Relu nodes onnxruntime cannot run, and
+onnxruntime keeps its own (and its fusions); types a version forbids are refused before any
+session exists, and by onnxruntime itself when the library is loaded by hand; mixed models,
+onnx's light models, concurrent sessions, repeated loading, threads and fork work.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import ctypes
 import importlib.util
 import os
+import re
 import sys
 import threading
 
@@ -62,8 +65,9 @@ def quiet_options() -> onnxruntime.SessionOptions:
     return options
 
 
-def session_for(model: onnx.ModelProto) -> onnxruntime.InferenceSession:
-    return onnx_relu.ort_session(model, sess_options=quiet_options())
+def session_for(model: onnx.ModelProto, exact: bool = True) -> onnxruntime.InferenceSession:
+    """A session whose Relu nodes are all the library's (exact=True), unless told otherwise."""
+    return onnx_relu.ort_session(model, sess_options=quiet_options(), exact=exact)
 
 
 def session_or_skip(model: onnx.ModelProto) -> onnxruntime.InferenceSession:
@@ -101,7 +105,7 @@ def test_the_library_file_exists_and_exports_its_entry_point():
     assert library.RegisterCustomOps  # the symbol onnxruntime looks up
 
 
-def test_the_library_asks_onnxruntime_for_api_version_16():
+def test_the_library_asks_onnxruntime_for_api_version_17():
     # An OrtApiBase that offers no table: RegisterCustomOps asks GetApi for its version, then
     # for the oldest (1) to report that; with none either it returns no status and registers
     # nothing. What it asked for is the version it needs.
@@ -119,7 +123,7 @@ def test_the_library_asks_onnxruntime_for_api_version_16():
     library.RegisterCustomOps.argtypes = [ctypes.c_void_p, ctypes.POINTER(OrtApiBase)]
     library.RegisterCustomOps.restype = ctypes.c_void_p
     assert library.RegisterCustomOps(None, ctypes.byref(base)) is None
-    assert asked == [ORT_LIBRARY_API_VERSION, 1] and ORT_LIBRARY_API_VERSION == 16
+    assert asked == [ORT_LIBRARY_API_VERSION, 1] and ORT_LIBRARY_API_VERSION == 17
 
 
 @pytest.mark.parametrize(("onnx_type", "opset"), ALLOWED_CASES)
@@ -181,18 +185,79 @@ def test_forbidden_types_are_refused_before_the_session(onnx_type, opset):
         assert expected in message
 
 
-def test_the_library_alone_would_run_a_forbidden_type_which_is_why_ort_session_checks():
-    """The library's merged schema replaces ONNX's per-version type rule (see its source)."""
-    model = at_lowest_ir_version(relu_model("tensor(int8)", 12, shape=("n",)))
-    session = onnxruntime.InferenceSession(
-        model.SerializeToString(),
-        onnx_relu.ort_session_options(quiet_options()),
-        providers=["CPUExecutionProvider"],
-    )
-    x = np.array([-3, 4], np.int8)
-    assert session.run(None, {"x": x})[0].tolist() == [0, 4]
+@pytest.mark.parametrize(("onnx_type", "opset"), [("tensor(int8)", 13), ("tensor(bfloat16)", 12)])
+def test_onnxruntime_itself_refuses_a_forbidden_type_when_the_library_is_loaded_by_hand(
+    onnx_type, opset
+):
+    """No onnx-relu Python check runs here: the library's standard-domain Relu begins at opset
+    14, so below it ONNX's own Relu schema (and its type rule) stays in force in onnxruntime."""
+    model = at_lowest_ir_version(relu_model(onnx_type, opset, shape=("n",)))
+    options = quiet_options()
+    options.register_custom_ops_library(onnx_relu.ort_library_path())
+    with pytest.raises(
+        onnxruntime.capi.onnxruntime_pybind11_state.InvalidGraph,
+        match=re.escape(f"Type '{onnx_type}'"),
+    ):
+        onnxruntime.InferenceSession(
+            model.SerializeToString(), options, providers=["CPUExecutionProvider"]
+        )
     with pytest.raises(UnsupportedTypeError):
         session_for(model)
+
+
+@pytest.mark.parametrize("onnx_type", ONNX_NAMES)
+def test_loaded_by_hand_the_library_runs_every_type_from_opset_14(onnx_type):
+    model = at_lowest_ir_version(relu_model(onnx_type, 14, shape=("n",)))
+    options = quiet_options()
+    options.register_custom_ops_library(onnx_relu.ort_library_path())
+    session = onnxruntime.InferenceSession(
+        model.SerializeToString(), options, providers=["CPUExecutionProvider"]
+    )
+    x = sample_values(onnx_type, 999)
+    (y,) = run_session(session, {"x": x})
+    assert_exact(y, x, f"{onnx_type} by hand")
+
+
+def test_by_default_onnxruntime_keeps_the_relu_nodes_it_runs():
+    """exact=False: a float Relu is onnxruntime's own (-0.0 stays -0.0, as in stock onnxruntime);
+    a bfloat16 one, which onnxruntime cannot run, is the library's."""
+    x = np.array([-0.0, -1.0, 2.0, np.nan], np.float32)
+    (fast,) = run_session(
+        session_for(relu_model("tensor(float)", 17, shape=("n",)), False), {"x": x}
+    )
+    (stock,) = run_session(
+        inference_session(relu_model("tensor(float)", 17, shape=("n",))), {"x": x}
+    )
+    assert as_bits(fast).tolist() == as_bits(stock).tolist()
+    assert np.signbit(fast[0])  # onnxruntime's Relu keeps the sign of zero
+    (exact,) = run_session(session_for(relu_model("tensor(float)", 17, shape=("n",))), {"x": x})
+    assert_exact(exact, x, "float32, exact=True")
+    b = sample_values("tensor(bfloat16)", 500)
+    (y,) = run_session(
+        session_for(relu_model("tensor(bfloat16)", 17, shape=("n",)), False), {"x": b}
+    )
+    assert_exact(y, b, "bfloat16, exact=False")
+
+
+@pytest.mark.parametrize("opset", [1, 5])
+def test_by_default_relu_1_models_run_on_the_library(opset):
+    """onnxruntime has no Relu-1 kernel: the library takes those nodes in either choice."""
+    model = relu_model("tensor(float)", opset, shape=("n",))
+    x = sample_values("tensor(float)", 300)
+    (y,) = run_session(session_for(model, False), {"x": x})
+    assert_exact(y, x, f"float at opset {opset}, exact=False")
+
+
+def test_ort_run_is_session_run_for_bfloat16_too():
+    model = relu_model("tensor(bfloat16)", 21, shape=("n",))
+    session = onnx_relu.ort_session(model, sess_options=quiet_options())
+    x = sample_values("tensor(bfloat16)", 64)
+    with pytest.raises(Exception, match="Numpy_type"):  # onnxruntime's own run refuses it
+        session.run(None, {"x": x})
+    (y,) = onnx_relu.ort_run(session, None, {"x": x})
+    assert_exact(y, x, "ort_run bfloat16")
+    (named,) = onnx_relu.ort_run(session, ["y"], {"x": x}, onnxruntime.RunOptions())
+    assert np.array_equal(as_bits(named), as_bits(y))
 
 
 def test_other_relu_problems_are_refused_as_invalid_models():
@@ -285,9 +350,10 @@ def test_the_nine_light_models_give_the_same_outputs_as_plain_onnxruntime():
             np.testing.assert_array_equal(left, right, err_msg=path)
 
 
-def test_in_a_light_model_the_relu_nodes_run_unfused_on_the_library(tmp_path):
-    """onnxruntime alone fuses Conv + Relu; the library's Relu schema (since version 1) is not
-    one its fusions match, so every Relu node runs as a node of its own, on the library."""
+def test_in_a_light_model_exact_relu_nodes_run_unfused_and_by_default_fused(tmp_path):
+    """onnxruntime alone fuses Conv + Relu. With exact=True every Relu node is in the library's
+    domain, which no fusion matches, so each runs as a node of its own, on the library; by
+    default the model goes to onnxruntime unchanged and is fused as stock onnxruntime fuses it."""
     import json
 
     light = _light_tool()
@@ -308,8 +374,10 @@ def test_in_a_light_model_the_relu_nodes_run_unfused_on_the_library(tmp_path):
         return options
 
     plain = onnxruntime.InferenceSession(path, profiled(), providers=["CPUExecutionProvider"])
-    assert relu_events(plain) < 7
-    assert relu_events(onnx_relu.ort_session(path, sess_options=profiled())) == 7
+    stock = relu_events(plain)
+    assert stock < 7
+    assert relu_events(onnx_relu.ort_session(path, sess_options=profiled(), exact=True)) == 7
+    assert relu_events(onnx_relu.ort_session(path, sess_options=profiled())) == stock
 
 
 def test_four_python_threads_run_sessions_at_once():
@@ -381,17 +449,29 @@ def test_sessions_work_after_fork():
     assert np.array_equal(as_bits(run_session(parent_session, {"x": x})[0]), want)
 
 
-def test_the_library_thread_count_follows_onnx_relu_and_can_be_set():
-    with onnx_relu.num_threads(1):
+def test_the_library_runs_on_the_sessions_threads_unless_given_its_own():
+    assert ort_library_num_threads() is None  # the default: the session's intra-op pool
+    x = sample_values("tensor(bfloat16)", 4 << 20)  # 8 MiB: above the 2 MiB split
+    want = as_bits(expected_relu(x))
+    for threads in (1, 2):
+        options = quiet_options()
+        options.intra_op_num_threads = threads
+        session = onnx_relu.ort_session(relu_model("tensor(bfloat16)", 21, shape=("n",)), options)
+        assert np.array_equal(as_bits(run_session(session, {"x": x})[0]), want)
+        previous = set_ort_library_num_threads(2)  # its own pool of 2 instead
+        try:
+            assert ort_library_num_threads() == 2
+            assert np.array_equal(as_bits(run_session(session, {"x": x})[0]), want)
+        finally:
+            assert set_ort_library_num_threads(previous) == 2
+    assert ort_library_num_threads() is None
+    with onnx_relu.num_threads(1):  # the NumPy module's setting is not the library's
         onnx_relu.ort_session_options()
-        assert ort_library_num_threads() == 1
-    previous = set_ort_library_num_threads(2)
-    assert ort_library_num_threads() == 2
+        assert ort_library_num_threads() is None
     with pytest.raises(ThreadCountError):
         set_ort_library_num_threads(0)
     with pytest.raises(TypeError):
         set_ort_library_num_threads(1.5)
-    set_ort_library_num_threads(previous)
 
 
 def test_bad_session_options_are_refused():

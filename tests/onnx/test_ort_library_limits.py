@@ -44,7 +44,7 @@ def _deep_model(rank: int) -> onnx.ModelProto:
 
 @pytest.mark.parametrize("rank", [1, 16, 17, 64, 65, 100, 300])
 def test_tensors_of_any_rank_run(rank):
-    (y,) = run_session(onnx_relu.ort_session(_deep_model(rank)), {"x": X})
+    (y,) = run_session(onnx_relu.ort_session(_deep_model(rank), exact=True), {"x": X})
     assert y.tolist() == [0.0, 0.0, 1.0, 2.0, 0.0, 7.0]
     # -0.0 -> +0.0 is the library's Relu (onnxruntime's own keeps -0.0): it ran at that rank.
     assert not np.signbit(y).any()

@@ -1,10 +1,12 @@
-"""The onnx-relu library in the oldest onnxruntime it supports, 1.16.0 (the first with custom-op
-API version 16, which the library asks for), in a virtual environment of its own under build/
-(created once: onnxruntime 1.16.0 needs numpy < 2, so it cannot share the test environment).
+"""The onnx-relu library in the oldest onnxruntime it supports, 1.17.0 (the first with API
+version 17, which the library asks for: opset ranges for custom ops, KernelContext_ParallelFor),
+in a virtual environment of its own under build/ (created once: onnxruntime 1.17.0 needs
+numpy < 2, so it cannot share the test environment).
 
-The models are built here (onnx, IR version 9 and opsets up to 19: what 1.16 reads) and run there
+The models are built here (onnx, IR version 9 and opsets up to 19: what 1.17 reads), their Relu
+nodes in the library's own domain (so that the library runs them at every opset), and run there
 by tests/support/ort_oldest_driver.py, which has only onnxruntime and numpy. bfloat16 goes in
-as a Relu of an initializer and comes out through Cast(float): onnxruntime 1.16's Python API
+as a Relu of an initializer and comes out through Cast(float): onnxruntime 1.17's Python API
 cannot bind bfloat16 buffers.
 """
 
@@ -19,15 +21,16 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 import onnx_relu
+from onnx_relu.onnx.ort_library import ORT_LIBRARY_DOMAIN
 from tests.support import REPOSITORY
 from tests.support.dtypes import ONNX_NAMES, relu_type
 from tests.support.onnx_models import allowed_types, relu_model, sample_values
 from tests.support.oracle import as_bits, expected_relu
 
-OLDEST_ORT = "1.16.0"
+OLDEST_ORT = "1.17.0"
 VENV = REPOSITORY / "build" / f"ort-{OLDEST_ORT}-venv"
 DRIVER = REPOSITORY / "tests" / "support" / "ort_oldest_driver.py"
-OPSETS = (1, 5, 6, 12, 13, 14, 18, 19)  # every Relu version, both sides of each change, 1.16's last
+OPSETS = (1, 5, 6, 12, 13, 14, 18, 19)  # every Relu version, both sides of each change
 IR_VERSION = 9
 
 
@@ -67,12 +70,23 @@ def bfloat16_model(x: np.ndarray, opset: int) -> onnx.ModelProto:
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, list(x.shape))],
         initializer=[initializer],
     )
-    return helper.make_model(
-        graph, opset_imports=[helper.make_opsetid("", opset)], ir_version=IR_VERSION
+    return in_library_domain(
+        helper.make_model(
+            graph, opset_imports=[helper.make_opsetid("", opset)], ir_version=IR_VERSION
+        )
     )
 
 
-def test_every_allowed_type_and_opset_runs_bit_exactly_in_onnxruntime_1_16(tmp_path):
+def in_library_domain(model: onnx.ModelProto) -> onnx.ModelProto:
+    """``model`` with its Relu nodes in the library's domain (what ort_session(exact=True) does)."""
+    for node in model.graph.node:
+        if node.op_type == "Relu":
+            node.domain = ORT_LIBRARY_DOMAIN
+    model.opset_import.append(helper.make_opsetid(ORT_LIBRARY_DOMAIN, 1))
+    return model
+
+
+def test_every_allowed_type_and_opset_runs_bit_exactly_in_onnxruntime_1_17(tmp_path):
     cases = {}
     for opset in OPSETS:
         for onnx_type in ONNX_NAMES:
@@ -83,7 +97,7 @@ def test_every_allowed_type_and_opset_runs_bit_exactly_in_onnxruntime_1_16(tmp_p
             if onnx_type == "tensor(bfloat16)":
                 model = bfloat16_model(x, opset)
             else:
-                model = relu_model(onnx_type, opset, shape=("n",), name="act")
+                model = in_library_domain(relu_model(onnx_type, opset, shape=("n",), name="act"))
                 model.ir_version = IR_VERSION
                 np.save(tmp_path / f"{name}.npy", x)
             onnx.save(model, tmp_path / f"{name}.onnx")

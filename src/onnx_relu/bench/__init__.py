@@ -176,6 +176,24 @@ def build_parser(prog: str = "python -m onnx_relu.bench") -> argparse.ArgumentPa
         " the ONNX_RELU_* settings that reproduce it",
     )
     option(
+        "--figures",
+        choices=("start-up", "layouts", "thread-scaling"),
+        help="instead of the benchmark: one set of focused same-run figures (see"
+        " onnx_relu.bench.figures): start-up times of fresh processes, views numpy cannot merge"
+        " against contiguous arrays, or N Python threads calling relu",
+    )
+    option(
+        "--models",
+        nargs="*",
+        choices=("cnn", "mlp"),
+        default=None,
+        metavar="MODEL",
+        help="instead of the benchmark: whole models (a CNN and an MLP, built here; default"
+        " both) in onnxruntime -- stock, with the onnx-relu library (each choice) and"
+        " legalized -- as same-run time ratios to stock, at the first of --threads (default"
+        " 2) intra-op threads (--rounds, default 10; 2 with --quick)",
+    )
+    option(
         "--replot",
         metavar="JSON",
         help="only draw --png from an earlier run's JSON and print its tables",
@@ -244,6 +262,21 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m onnx_relu.ben
             )
         print(format_tables(results))
         return _plot(results, args.png)
+
+    if args.figures:
+        from .figures import main as figures_main
+
+        return figures_main(args.figures)
+
+    if args.models is not None:
+        from .models import MODELS, format_models, run_models
+
+        threads = args.threads[0] if args.threads else 2
+        rounds = args.rounds or (2 if args.quick else 10)
+        calls = 1 if args.quick else 3
+        records = run_models(threads, rounds, calls, args.models or tuple(MODELS))
+        print(format_models(records, threads, rounds, calls))
+        return 0
 
     if args.scan:
         from .scan import STORE_SIZES_KIB, THREAD_SIZES_KIB

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import os
-from typing import Any
 
 from ._common import (
     EXIT_OK,
@@ -16,6 +15,10 @@ from ._common import (
     run_guarded,
     shown,
 )
+
+TYPE_CHECKING = False  # (not typing's: see onnx_relu.files.paths)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -90,17 +93,19 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _check_external_data_stays_reachable(model: Any, source: str, output: str) -> None:
-    """A model whose external data would take it past protobuf's 2 GiB is legalized with that
-    data left in its files, named by paths relative to the model's folder: OUT must be there."""
+    """A model with external data is legalized without reading that data: the new model names
+    the same files, by paths relative to the model's folder, so OUT must be in that folder."""
     from onnx.external_data_helper import uses_external_data
 
     if not any(uses_external_data(tensor) for tensor in model.graph.initializer):
         return
-    source_folder = os.path.realpath(os.path.dirname(os.path.abspath(source)))
-    output_folder = os.path.realpath(os.path.dirname(os.path.abspath(output)))
+    from ..files.paths import absolute_path
+
+    source_folder = os.path.realpath(os.path.dirname(absolute_path(source)))
+    output_folder = os.path.realpath(os.path.dirname(absolute_path(output)))
     if source_folder != output_folder:
         raise UsageError(
-            f"MODEL {source!r} keeps over 2 GiB of tensor data in external files, which stay"
-            f" where they are and are named relative to its folder; write OUT into"
-            f" {source_folder!r} so that the new model finds them"
+            f"MODEL {source!r} keeps tensor data in external files, which legalize leaves as"
+            f" they are (named relative to its folder); write OUT into {source_folder!r} so"
+            " that the new model finds them"
         )

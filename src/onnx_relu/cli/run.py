@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import argparse
 import os
-from typing import Any
 
 from ..argtypes import thread_count
+from ..files.paths import absolute_path
 from ._common import (
     EXIT_OK,
     PROG,
@@ -19,6 +19,10 @@ from ._common import (
     shown,
     thread_limit,
 )
+
+TYPE_CHECKING = False  # (not typing's: see onnx_relu.files.paths)
+if TYPE_CHECKING:
+    from typing import Any
 
 _RUN_EXAMPLES = f"""\
 examples:
@@ -87,6 +91,13 @@ def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         "onnxruntime: any model, in onnxruntime with the onnx-relu library",
     )
     parser.add_argument(
+        "--exact",
+        action="store_true",
+        help="with --engine onnxruntime: every Relu is the onnx-relu library's (+0.0 for -0.0, "
+        "NaN bits kept), unfused; default: only those onnxruntime cannot run, the rest "
+        "onnxruntime's own with its fusions",
+    )
+    parser.add_argument(
         "--threads",
         type=thread_count,
         metavar="N",
@@ -138,7 +149,7 @@ def _check_output_folder(path: str) -> None:
     if os.path.exists(path) and not os.path.isdir(path):
         raise UsageError(f"-o {path!r} exists and is not a folder")
     # The nearest part of the path that exists must be a folder we may create entries in.
-    existing = os.path.abspath(path)
+    existing = absolute_path(path)
     while not os.path.exists(existing):
         existing = os.path.dirname(existing)
     if not os.path.isdir(existing):
@@ -246,8 +257,8 @@ def _run_onnxruntime(args: argparse.Namespace) -> tuple[list[str], list[str], li
     if args.threads is not None:
         options.intra_op_num_threads = args.threads
     try:
-        with thread_limit(args.threads):  # the library takes onnx-relu's thread count
-            session = ort_session(args.model, sess_options=options)
+        with thread_limit(args.threads):
+            session = ort_session(args.model, sess_options=options, exact=args.exact)
     except (
         onnxruntime.capi.onnxruntime_pybind11_state.Fail,
         onnxruntime.capi.onnxruntime_pybind11_state.InvalidGraph,

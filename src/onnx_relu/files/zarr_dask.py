@@ -52,6 +52,7 @@ from typing import Any
 from .. import check_dtype, relu
 from ..errors import InvalidTensorFileError
 from ._atomic import atomic_directory, is_zarr_store
+from .paths import absolute_path
 from .progress import Progress
 
 __all__ = [
@@ -174,6 +175,7 @@ def _relu_block(
             f"block {tuple(index)} (elements [{span}]) of the Zarr store {src!r}"
             f" cannot be read: {type(exc).__name__}: {exc}"
         ) from None
+    _use_worker_share_of_cpus()
     block = relu(block, opset=opset)
     try:
         target[region] = block
@@ -182,6 +184,35 @@ def _relu_block(
             return 0
         raise
     return int(block.nbytes)
+
+
+#: Whether this process has set the kernel's thread count to its worker's share (once).
+_worker_share_set = False
+
+
+def _use_worker_share_of_cpus() -> None:
+    """In a Dask worker, give the kernel the worker's own share of the CPUs (its ``nthreads``),
+    once per process: by default every worker process would size the kernel's pool to all the
+    machine's CPUs, and several workers on one machine would oversubscribe it. The kernel's
+    pool serves one call at a time (a call made while it is busy runs on its own thread), so
+    a worker's task threads together use at most about ``nthreads`` of them at once.
+    Outside a worker (no ``distributed``, or a task run by the caller itself) nothing changes;
+    ONNX_RELU_NUM_THREADS, where set, is kept."""
+    global _worker_share_set
+    if _worker_share_set:
+        return
+    _worker_share_set = True
+    if os.environ.get("ONNX_RELU_NUM_THREADS"):
+        return
+    try:
+        from distributed import get_worker
+
+        share = int(get_worker().state.nthreads)
+    except (ImportError, ValueError, AttributeError):  # not on a worker
+        return
+    from ..tuning import set_num_threads
+
+    set_num_threads(max(1, min(share, 256)))
 
 
 def _regions(
@@ -338,7 +369,7 @@ def relu_zarr(
 
     from ._zarr_store import FixedRootStore
 
-    src = os.path.abspath(os.fspath(src))  # workers may run elsewhere: no relative paths
+    src = absolute_path(src)  # workers may run elsewhere: no relative paths
     source = _open_source(zarr, src)
     check_dtype(source.dtype, opset)
     write_chunks = source.shards or source.chunks  # whole shards: no two tasks share a file

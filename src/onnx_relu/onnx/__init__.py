@@ -14,7 +14,7 @@ themselves (``pip install "onnx-relu[ort]"``).
 - :mod:`.probe`: what the installed onnxruntime does with each Relu type and opset.
 - :mod:`.ort`: the onnxruntime session helper (io binding with bfloat16).
 - :mod:`.ort_library`: the onnx-relu custom-op library that makes onnxruntime run every Relu
-  type natively (``ort_library_path``, ``ort_session_options``, ``ort_session``).
+  type natively (``ort_library_path``, ``ort_session_options``, ``ort_session``, ``ort_run``).
 - :func:`load_model`, :func:`ai_onnx_opset`, :func:`is_relu`: reading models, for tools.
 
 Examples

@@ -157,9 +157,9 @@ def legalize(
         subgraph whose last node keeps the Relu's name and output name (its helper nodes and
         values are named "<relu name>/<role>", or "<output name>/<role>" for an unnamed Relu,
         with a counter appended where the name is taken). The result passes
-        ``onnx.checker.check_model(result, full_check=True)``. A model file whose external
-        data would take it past protobuf's 2 GiB is read without that data: the result keeps
-        the references, relative to the model's folder (save it there).
+        ``onnx.checker.check_model(result, full_check=True)``. A model file's external
+        data is never read: the result keeps the references, relative to the model's folder
+        (save it there).
 
     Raises
     ------

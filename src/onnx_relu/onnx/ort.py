@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 import onnxruntime
 
-from ..dtypes import RELU_TYPE_BY_NAME, native
+from ..dtypes import RELU_TYPE_BY_NAME, is_bfloat16, native
 
 if TYPE_CHECKING:
     import onnx
@@ -213,7 +213,7 @@ def ort_value(array: np.ndarray) -> onnxruntime.OrtValue:
     >>> ort_value(x).data_type()
     'tensor(bfloat16)'
     """
-    if array.dtype == _BFLOAT16.dtype:
+    if is_bfloat16(array.dtype):
         return onnxruntime.OrtValue.ortvalue_from_numpy_with_onnx_type(
             array.view(_BFLOAT16.bits_dtype), _BFLOAT16.elem_type
         )
@@ -221,9 +221,13 @@ def ort_value(array: np.ndarray) -> onnxruntime.OrtValue:
 
 
 def run_session(
-    session: onnxruntime.InferenceSession, feeds: Mapping[str, Any]
+    session: onnxruntime.InferenceSession,
+    feeds: Mapping[str, Any],
+    output_names: Iterable[str] | None = None,
+    run_options: onnxruntime.RunOptions | None = None,
 ) -> list[np.ndarray]:
-    """Run ``session`` on ``feeds`` (name -> array); returns every output, in order, as numpy.
+    """Run ``session`` on ``feeds`` (name -> array); returns the outputs named in
+    ``output_names`` (default: every output, in the model's order) as numpy arrays.
 
     bfloat16 arrays (ml_dtypes) go in and come out unchanged bit for bit.
     """
@@ -233,13 +237,18 @@ def run_session(
         array = array.astype(native(array.dtype)) if not array.dtype.isnative else array
         if not array.flags.c_contiguous:
             array = array.copy(order="C")  # (np.ascontiguousarray would make 0-d arrays 1-d)
-        if array.dtype == _BFLOAT16.dtype:
+        if is_bfloat16(array.dtype):
             binding.bind_ortvalue_input(name, ort_value(array))
         else:
             binding.bind_cpu_input(name, array)
-    for output in session.get_outputs():
-        binding.bind_output(output.name, "cpu")
-    session.run_with_iobinding(binding)
+    names = (
+        [output.name for output in session.get_outputs()]
+        if output_names is None
+        else list(output_names)
+    )
+    for name in names:
+        binding.bind_output(name, "cpu")
+    session.run_with_iobinding(binding, run_options)
     return [_to_numpy(value) for value in binding.get_outputs()]
 
 

@@ -1,30 +1,56 @@
 """onnxruntime runs every Relu type natively: the onnx-relu custom-op library.
 
 onnx-relu builds and installs a small shared library with this package
-(``onnx_relu/lib/libonnx_relu_ort.so`` on Linux) that registers the standard-domain (ai.onnx)
-``Relu`` for all eight Relu types -- float16, float, double, bfloat16, int8, int16, int32,
-int64 -- computed by onnx-relu's kernel (the same element rule, streaming stores and thread pool as
-:func:`onnx_relu.relu`). Loaded into an onnxruntime session, it replaces onnxruntime's own Relu
-at every opset: bfloat16, int16 and int64 Relu nodes run, float16 runs without casts, and every
-Relu gives onnx-relu's exact values (-0.0 -> +0.0, NaN bits kept), without changing the model.
+(``onnx_relu/lib/libonnx_relu_ort.so`` on Linux) holding a ``Relu`` for all eight Relu types --
+float16, float, double, bfloat16, int8, int16, int32, int64 -- computed by onnx-relu's kernel
+(the same element rule and streaming stores as :func:`onnx_relu.relu`) on the session's own
+intra-op thread pool. It registers two domains in an onnxruntime session:
+
+- ``onnx_relu`` (opset 1): a node of this domain is always the library's Relu. onnxruntime
+  fuses it with nothing, so its values are onnx-relu's (-0.0 -> +0.0, NaN bits kept).
+- the standard domain, from opset 14 on (Relu-14: all eight types), where it takes the place
+  of onnxruntime's own Relu -- except where onnxruntime fuses a Relu into the Conv or Gemm
+  before it (then onnxruntime computes it). Below opset 14 ONNX's own Relu schemas stay in
+  force, so onnxruntime itself refuses a type the Relu version does not allow (no int8 before
+  opset 14, no bfloat16 before 13), also for a C program that loads the library by hand.
+
+:func:`ort_session` chooses, per model, which Relu nodes are the library's, and points just
+those at the ``onnx_relu`` domain (in memory; the model is otherwise untouched):
+
+- ``exact=False`` (the default): only the Relu nodes onnxruntime's CPU provider cannot run
+  (bfloat16, int16, int64, Relu-1 at opsets 1-5; as :func:`onnx_relu.onnx.probe.probe_onnxruntime`
+  finds). Every other Relu is onnxruntime's own, with its Conv+Relu and Gemm+Relu fusions and
+  NCHWc layouts: a model that stock onnxruntime runs gives stock onnxruntime's values at stock
+  speed (its Relu keeps -0.0 as -0.0, and its float16 Relu, run in float, quiets signalling
+  NaNs; NaN otherwise kept), and the library adds the nodes stock onnxruntime refuses, with
+  onnx-relu's values.
+- ``exact=True``: every Relu is the library's: onnx-relu's values everywhere (+0.0 for -0.0,
+  NaN bits returned unchanged, signalling NaNs included), at the price of the fusions (a CNN
+  measured 1.4-1.7x stock's time; see BENCHMARKS.md).
+
+Why the default is ``exact=False``: loading the library should cost nothing on the models
+onnxruntime already runs, and change none of their results; the sign of a zero that a Relu
+makes is rarely what a deployment pays 1.4x for. ``exact=True`` is one argument away.
 
 - :func:`ort_library_path`: where the library is (needs neither onnx nor onnxruntime).
-- :func:`ort_session_options`: an ``onnxruntime.SessionOptions`` with the library registered.
+- :func:`ort_session_options`: an ``onnxruntime.SessionOptions`` with the library registered
+  (both domains: for a model run as it is).
 - :func:`ort_session`: an ``onnxruntime.InferenceSession`` with the library, for a model whose
-  Relu nodes :func:`onnx_relu.check_model` finds valid. The library's Relu schema accepts all
-  eight types at every opset (onnxruntime merges the registered types into one schema), so the
-  version's type rules (e.g. no int8 before opset 14) are checked here, before the session.
+  Relu nodes :func:`onnx_relu.check_model` finds valid.
+- :func:`ort_run`: ``session.run`` for every type a user can hand it, bfloat16 included.
 
-The library asks onnxruntime for API version 16 and so needs onnxruntime >= 1.16; an older one
-refuses to register it with an error that says so. The library's kernel is its own copy, with
-its own thread count: :func:`ort_session_options` sets it to :func:`onnx_relu.get_num_threads`
-each time it registers the library (:func:`set_ort_library_num_threads` changes it later).
+Threads: the library runs the chunks of a large Relu on the session's intra-op pool
+(``SessionOptions.intra_op_num_threads``): a session with one thread runs the library's Relu
+on one thread too, and the library keeps no threads of its own.
+:func:`set_ort_library_num_threads` switches it to a pool of its own of a fixed size instead.
+
+The library asks onnxruntime for API version 17 and so needs onnxruntime >= 1.17; an older one
+refuses to register it with an error that says so.
 
 Examples
 --------
 >>> import ml_dtypes, numpy as np
 >>> from onnx import TensorProto, helper
->>> from onnx_relu.onnx.ort import run_session
 >>> graph = helper.make_graph(
 ...     [helper.make_node("Relu", ["x"], ["y"], name="act")], "g",
 ...     [helper.make_tensor_value_info("x", TensorProto.BFLOAT16, [4])],
@@ -32,7 +58,7 @@ Examples
 >>> model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
 >>> session = ort_session(model)          # onnxruntime alone has no bfloat16 Relu
 >>> x = np.array([-1.5, -0.0, 2.0, 3.5], dtype=ml_dtypes.bfloat16)
->>> [y] = run_session(session, {"x": x})
+>>> [y] = ort_run(session, None, {"x": x})
 >>> str(y.dtype), y.astype(np.float32).tolist()
 ('bfloat16', [0.0, 0.0, 2.0, 3.5])
 """
@@ -48,17 +74,28 @@ if TYPE_CHECKING:
     import onnxruntime
 
 __all__ = [
+    "ORT_LIBRARY_DOMAIN",
     "ort_library_path",
     "ort_session_options",
     "ort_session",
+    "ort_run",
     "ort_library_num_threads",
     "set_ort_library_num_threads",
     "set_ort_library_nt_threshold",
     "ORT_LIBRARY_API_VERSION",
 ]
 
-#: The onnxruntime C API version the library asks for (onnxruntime >= 1.16 provides it).
-ORT_LIBRARY_API_VERSION = 16
+#: The onnxruntime C API version the library asks for (onnxruntime >= 1.17 provides it).
+ORT_LIBRARY_API_VERSION = 17
+
+#: The library's own op domain: a Relu node of this domain (opset 1) is always the library's.
+ORT_LIBRARY_DOMAIN = "onnx_relu"
+
+#: Session config entry the library reads when it registers: which domains it adds
+#: ("standard+onnx_relu", the default, or "onnx_relu").
+_DOMAINS_KEY = "onnx_relu.ort_library.domains"
+#: onnxruntime's session config entry for the folder of external data of a model given as bytes.
+_EXTERNAL_FOLDER_KEY = "session.model_external_initializers_file_folder_path"
 
 #: Session config entry that ort_session_options sets to the library's path.
 _REGISTERED_KEY = "onnx_relu.ort_library"
@@ -119,31 +156,37 @@ def _library() -> ctypes.CDLL:
         return _handle
 
 
-def ort_library_num_threads() -> int:
-    """Threads the library's kernel may use for one large Relu (its own setting).
+def ort_library_num_threads() -> int | None:
+    """Threads of the library's own pool for one large Relu, or None (the default): the
+    session's intra-op pool runs it (``SessionOptions.intra_op_num_threads`` threads).
 
     Examples
     --------
-    >>> ort_library_num_threads() >= 1
+    >>> ort_library_num_threads() is None
     True
     """
-    return int(_library().onnx_relu_ort_get_num_threads())
+    count = int(_library().onnx_relu_ort_get_num_threads())
+    return None if count == 0 else count
 
 
-def set_ort_library_num_threads(n: int) -> int:
-    """Set the library's thread count (1..256) for every session using it; returns the
-    previous count. Raises :class:`onnx_relu.ThreadCountError` outside that range.
+def set_ort_library_num_threads(n: int | None) -> int | None:
+    """Run the library's Relu on a pool of its own of ``n`` threads (1..256) in every session,
+    or on each session's intra-op pool (``None``, the default); returns the previous setting.
+    Raises :class:`onnx_relu.ThreadCountError` outside that range.
 
     Examples
     --------
-    >>> previous = set_ort_library_num_threads(1)
+    >>> previous = set_ort_library_num_threads(2)
     >>> ort_library_num_threads()
-    1
-    >>> _ = set_ort_library_num_threads(previous)
+    2
+    >>> set_ort_library_num_threads(previous)
+    2
     """
     from ..tuning import check_num_threads
 
-    return int(_library().onnx_relu_ort_set_num_threads(check_num_threads(n)))
+    count = 0 if n is None else check_num_threads(n)
+    previous = int(_library().onnx_relu_ort_set_num_threads(count))
+    return None if previous == 0 else previous
 
 
 def set_ort_library_nt_threshold(n_bytes: int | None) -> int:
@@ -175,18 +218,24 @@ def set_ort_library_nt_threshold(n_bytes: int | None) -> int:
     return int(_library().onnx_relu_ort_set_nt_threshold(-1 if n_bytes is None else n_bytes))
 
 
-def ort_session_options(sess_options: onnxruntime.SessionOptions | None = None) -> Any:
+def ort_session_options(
+    sess_options: onnxruntime.SessionOptions | None = None, *, standard_domain: bool = True
+) -> Any:
     """``sess_options`` (or new ``onnxruntime.SessionOptions``) with the library registered.
 
     Registering the same options twice is harmless (the second call registers nothing), also
     when the library was registered on them by ``sess_options.register_custom_ops_library(
-    ort_library_path())``. The library's thread count is set to
-    :func:`onnx_relu.get_num_threads`.
+    ort_library_path())``. The library's Relu runs on the session's intra-op threads.
 
     Parameters
     ----------
     sess_options : onnxruntime.SessionOptions, optional
         Options to register the library on (modified and returned).
+    standard_domain : bool
+        True (default): the library also takes the standard Relu from opset 14 on (for a model
+        run as it is, e.g. with bfloat16 Relu nodes). False: only its ``onnx_relu`` domain, the
+        standard Relu staying onnxruntime's (what :func:`ort_session` uses). Options registered
+        earlier keep the domains they were registered with.
 
     Returns
     -------
@@ -200,8 +249,6 @@ def ort_session_options(sess_options: onnxruntime.SessionOptions | None = None) 
     """
     import onnxruntime
 
-    from ..tuning import get_num_threads
-
     options = onnxruntime.SessionOptions() if sess_options is None else sess_options
     if not isinstance(options, onnxruntime.SessionOptions):
         raise TypeError(
@@ -209,13 +256,16 @@ def ort_session_options(sess_options: onnxruntime.SessionOptions | None = None) 
             f" {type(options).__name__}"
         )
     path = ort_library_path()
-    library = _library()
+    _library()
     if _config_entry(options, _REGISTERED_KEY) != path:
         if _config_entry(options, _LIBRARY_MARK_KEY) is None:
+            if _config_entry(options, _DOMAINS_KEY) is None:
+                options.add_session_config_entry(
+                    _DOMAINS_KEY, "standard+onnx_relu" if standard_domain else "onnx_relu"
+                )
             options.register_custom_ops_library(path)  # the library marks the options
         if _config_entry(options, _REGISTERED_KEY) is None:
             options.add_session_config_entry(_REGISTERED_KEY, path)
-    library.onnx_relu_ort_set_num_threads(get_num_threads())
     return options
 
 
@@ -227,22 +277,22 @@ def _config_entry(options: Any, key: str) -> str | None:
         return None
 
 
-def _refuse_invalid_relus(model: Any) -> None:
-    """Raise if a Relu node of ``model`` breaks its version's rules (the library would run it):
-    the judge's findings (through check_model, which finds every Relu and its input type), all
-    but one kind."""
+def _checked_sites(model: Any) -> Any:
+    """The model's Relu nodes with their types (a TypedModel); raises if one breaks its
+    version's rules: the judge's findings (check_model's), all but one kind."""
     from ._rules import refusal_class
-    from .check import check_model
+    from .check import _judged
 
+    typed, findings = _judged(model)
     blocking = [
         finding
-        for finding in check_model(model)
-        # An unknown type at opset >= 14 is safe: the library's schema admits exactly the
-        # Relu-14 types there, and onnxruntime refuses any other.
+        for finding in findings
+        # An unknown type at opset >= 14 is safe: the library's Relu runs each of the Relu-14
+        # types, and onnxruntime refuses any other.
         if not (finding.kind == "type-unknown" and finding.opset >= 14)
     ]
     if not blocking:
-        return
+        return typed
     raise refusal_class([finding.kind for finding in blocking])(
         "onnx_relu.ort_session refuses the model: the onnx-relu library's Relu would run any of"
         " the eight types at any opset, so each node's Relu version is checked first, and"
@@ -250,11 +300,55 @@ def _refuse_invalid_relus(model: Any) -> None:
     )
 
 
-def ort_session(model: Any, sess_options: Any = None, providers: Any = None) -> Any:
+def _onnxruntime_runs(input_type: str | None, opset: int) -> bool:
+    """Whether onnxruntime's CPU provider runs a Relu of this type at this opset by itself."""
+    if input_type is None:
+        return False  # unknown: the library's Relu runs every Relu-14 type
+    from .probe import probe_onnxruntime
+
+    return probe_onnxruntime(input_type, opset).runs
+
+
+def _library_nodes(typed: Any, exact: bool) -> Any:
+    """A copy of the model with the chosen Relu nodes in the library's domain, or None when no
+    node is chosen (the model can go to onnxruntime as it is)."""
+    import onnx
+
+    from .legalization import _graph_at
+
+    chosen = [
+        site
+        for site in typed.sites
+        if exact or not _onnxruntime_runs(site.input_type, site.opset or typed.opset)
+    ]
+    if not chosen:
+        return None
+    model = onnx.ModelProto()
+    model.CopyFrom(typed.model)
+    functions = set()
+    for site in chosen:
+        graph = _graph_at(model, site.path, site.function)
+        graph.node[site.index].domain = ORT_LIBRARY_DOMAIN
+        if site.function is not None:
+            functions.add(site.function)
+    for holder in [model, *(model.functions[i] for i in sorted(functions))]:
+        if not any(entry.domain == ORT_LIBRARY_DOMAIN for entry in holder.opset_import):
+            holder.opset_import.append(onnx.helper.make_opsetid(ORT_LIBRARY_DOMAIN, 1))
+    return model
+
+
+def ort_session(
+    model: Any, sess_options: Any = None, providers: Any = None, *, exact: bool = False
+) -> Any:
     """An ``onnxruntime.InferenceSession`` of ``model`` with the onnx-relu library registered.
 
-    ``model`` is checked first with :func:`onnx_relu.check_model`: a model whose Relu nodes
-    break their version's rules is refused before any session exists.
+    ``model`` is checked first with :func:`onnx_relu.check_model` (from its file without
+    reading external data): a model whose Relu nodes break their version's rules is refused
+    before any session exists. Then the chosen Relu nodes are pointed at the library's
+    ``onnx_relu`` domain, in memory (module docstring): with ``exact=False`` those
+    onnxruntime cannot run, with ``exact=True`` all of them. A model file that needs no such
+    change goes to onnxruntime as the file; one that does goes as bytes, its external data still
+    read by onnxruntime from the model's folder.
     A model stamped with an IR version newer than the installed onnxruntime reads is given to it
     at the newest one it reads, when the model's opsets exist there
     (:func:`onnx_relu.onnx.ort.new_session`).
@@ -262,17 +356,23 @@ def ort_session(model: Any, sess_options: Any = None, providers: Any = None) -> 
     Parameters
     ----------
     model : onnx.ModelProto, str, os.PathLike or bytes
-        The model, a path to it (external data beside it is found), or its bytes.
+        The model (not modified), a path to it (external data beside it is found), or its bytes.
     sess_options : onnxruntime.SessionOptions, optional
         Options for the session; the library is registered on them (see
-        :func:`ort_session_options`).
+        :func:`ort_session_options`; new options register only its ``onnx_relu`` domain).
     providers : list, optional
         onnxruntime's execution providers; default ``["CPUExecutionProvider"]``. The library's
         Relu kernels are CPU kernels.
+    exact : bool
+        False (default): the library runs only the Relu nodes onnxruntime cannot run;
+        onnxruntime's own Relu, fused where it fuses, runs the rest (-0.0 kept as -0.0, a
+        float16 signalling NaN quieted). True: every Relu is the library's (+0.0 for -0.0, NaN
+        bits kept), unfused.
 
     Returns
     -------
     onnxruntime.InferenceSession
+        Run it with :func:`ort_run` to hand it bfloat16 arrays.
 
     Raises
     ------
@@ -300,15 +400,52 @@ def ort_session(model: Any, sess_options: Any = None, providers: Any = None) -> 
     ...
     onnx_relu.errors.UnsupportedTypeError: onnx_relu.ort_session refuses the model: ...
     """
-    from ._models import load_model
+    import onnxruntime
+
     from .ort import new_session
 
-    if isinstance(model, (str, os.PathLike)):
-        _refuse_invalid_relus(model)
-        source: Any = os.fspath(model)  # onnxruntime finds external data beside the file
+    if not isinstance(exact, bool):
+        raise TypeError(f"exact must be True or False, got {exact!r}")
+    is_path = isinstance(model, (str, os.PathLike))
+    typed = _checked_sites(os.fspath(model) if is_path else model)
+    rewritten = _library_nodes(typed, exact)
+    if sess_options is None:
+        sess_options = onnxruntime.SessionOptions()
+    options = ort_session_options(sess_options, standard_domain=False)
+    source: Any
+    if rewritten is None:
+        source = os.fspath(model) if is_path else typed.model.SerializeToString()
     else:
-        proto = load_model(model)
-        _refuse_invalid_relus(proto)
-        source = proto.SerializeToString()
-    options = ort_session_options(sess_options)
+        source = rewritten.SerializeToString()
+        if is_path and _config_entry(options, _EXTERNAL_FOLDER_KEY) is None:
+            # the bytes keep the file's external-data references, relative to its folder
+            folder = os.path.dirname(os.path.abspath(os.fspath(model)))
+            options.add_session_config_entry(_EXTERNAL_FOLDER_KEY, folder)
     return new_session(source, options, providers)
+
+
+def ort_run(session: Any, output_names: Any, input_feed: Any, run_options: Any = None) -> list[Any]:
+    """``session.run(output_names, input_feed, run_options)`` for every Relu type, bfloat16 too.
+
+    onnxruntime's own ``InferenceSession.run`` refuses ``ml_dtypes.bfloat16`` arrays ("Numpy_type
+    256 can't be converted to MLDataType") and cannot return them; this runs through an io
+    binding instead (:func:`onnx_relu.onnx.ort.run_session`), so bfloat16 arrays go in and come
+    out bit for bit. Arguments and result are those of ``session.run``: ``output_names`` None
+    for every output, else a list of names.
+
+    Examples
+    --------
+    >>> import ml_dtypes, numpy as np
+    >>> from onnx import TensorProto, helper
+    >>> graph = helper.make_graph(
+    ...     [helper.make_node("Relu", ["x"], ["y"])], "g",
+    ...     [helper.make_tensor_value_info("x", TensorProto.BFLOAT16, [2])],
+    ...     [helper.make_tensor_value_info("y", TensorProto.BFLOAT16, [2])])
+    >>> model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
+    >>> session = ort_session(model)
+    >>> ort_run(session, ["y"], {"x": np.array([-1, 2], ml_dtypes.bfloat16)})[0].tolist()
+    [0.0, 2.0]
+    """
+    from .ort import run_session
+
+    return run_session(session, input_feed, output_names, run_options)
