@@ -134,7 +134,7 @@ def stub_settings(spec: ModuleType) -> str:
         f"{_wrapped_comment('Keys: ' + keys + '.')}\n"
         "def _tuning() -> dict[str, int | bool | str]: ...\n\n"
         f"{_wrapped_comment(keywords)}\n"
-        "def _set_tuning(**settings: int | str) -> dict[str, int | bool | str]: ..."
+        "def _set_tuning(**settings: int | str) -> dict[str, int | bool | str]: ...\n"
     )
 
 
@@ -169,8 +169,9 @@ def _marked(path: Path, name: str, table: str) -> str:
     """``path``'s text with the part between its markers for ``name`` replaced by ``table``
     (markers: HTML comments in Markdown, ``#`` comments in a stub)."""
     text = path.read_text()
-    if path.suffix == ".pyi":
-        begin, end = f"# generated: {name} ({BANNER})", f"# end of generated: {name}"
+    if path.suffix == ".pyi":  # (a line of at most 100 columns)
+        begin = f"# generated: {name} (from src/onnx_relu/_spec.py: make tables)"
+        end = f"# end of generated: {name}"
     else:
         begin = f"<!-- generated: {name} ({BANNER}) -->"
         end = f"<!-- end of generated: {name} -->"
