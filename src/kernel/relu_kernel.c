@@ -457,7 +457,7 @@ relu_run_rows(const void *task_ptr, ptrdiff_t begin, ptrdiff_t end)
             task->nt(in, out, task->run);
         }
         else {
-            task->kernel->block(in, out, task->run, elsize, elsize);
+            task->kernel->strided(in, out, task->run, elsize, elsize);
         }
         for (int axis = task->ndim - 1; axis >= 0; axis--) {
             in += task->in_strides[axis];

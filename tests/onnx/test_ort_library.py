@@ -113,7 +113,8 @@ def test_the_library_asks_onnxruntime_for_api_version_17():
     get_api = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_uint32)(
         lambda version: asked.append(version)
     )
-    get_version = ctypes.CFUNCTYPE(ctypes.c_char_p)(lambda: b"0.0.0")
+    version_text = ctypes.create_string_buffer(b"0.0.0")  # kept alive for the call
+    get_version = ctypes.CFUNCTYPE(ctypes.c_void_p)(lambda: ctypes.addressof(version_text))
 
     class OrtApiBase(ctypes.Structure):
         _fields_ = [("GetApi", type(get_api)), ("GetVersionString", type(get_version))]
