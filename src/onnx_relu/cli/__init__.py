@@ -34,7 +34,7 @@ from collections.abc import Callable
 from types import ModuleType
 
 from .. import __version__
-from ._common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, PROG
+from ._common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, PROG, HelpFormatter
 
 __all__ = ["main", "build_parser", "EXIT_OK", "EXIT_FAILED", "EXIT_USAGE"]
 
@@ -89,7 +89,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="The ONNX Relu operator, exact for every type of every version.\n"
         "With no command: run the specification's nine examples and check every result.",
         epilog=_MAIN_EXAMPLES,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=HelpFormatter,
     )
     parser.add_argument("--version", action=_PrintVersion)
     commands = parser.add_subparsers(title="commands", metavar="COMMAND")

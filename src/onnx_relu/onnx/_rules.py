@@ -75,8 +75,8 @@ def model_text(value: str | bytes) -> str:
 
     Examples
     --------
-    >>> model_text("x"), model_text(b"NÿME")
-    ('x', 'N\xffME')
+    >>> model_text("x"), model_text(b"N\xffME")
+    ('x', 'N\\xffME')
     """
     return value if isinstance(value, str) else value.decode("utf-8", "backslashreplace")
 
