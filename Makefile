@@ -9,6 +9,7 @@
 #   make sanitize  the C kernel built with ASan + UBSan, swept over sizes/offsets/types/layouts
 #   make tsan      the module built with ThreadSanitizer, the concurrency tests against it (PY=...)
 #   make typecheck mypy --strict over the package and tests/typing
+#   make tables    rewrite the files derived from src/onnx_relu/_spec.py (types and settings)
 #   make wheel     the manylinux wheel for the .venv's Python in dist/ (built, repaired, checked)
 #   make pythons   the wheel built and tested on CPython 3.11-3.15 and free-threaded 3.13t
 #                  (fresh venvs; the interpreters provided by tools/pythons.sh, see docs/pythons.md)
@@ -42,7 +43,7 @@ CHECK_LOCK = @out=$$($(UV) lock --check --python $(PYTHON) --no-python-downloads
 	*) echo "$$out" >&2 ;; esac; exit 1; }
 
 .PHONY: demo extras test test-quick lock test-latest test-oldest sanitize tsan typecheck wheel pythons wheel-aarch64 \
-	test-aarch64 sdist fuzz lint docs docs-check install clean
+	test-aarch64 sdist fuzz lint docs docs-check install clean tables
 
 demo: $(VENV)/.installed
 	$(PY) -m onnx_relu
@@ -73,6 +74,11 @@ sanitize: $(VENV)/.installed-test
 # e.g. a free-threaded 3.13t venv. See tools/tsan.sh.
 tsan: $(VENV)/.installed-test
 	PY=$(PY) tools/tsan.sh
+
+# The files derived from the one table of types and settings (src/onnx_relu/_spec.py): rewritten
+# here after an edit of the table; the build and tests/test_tables.py refuse stale ones.
+tables:
+	python3 tools/generate_tables.py
 
 typecheck: $(VENV)/.installed-test $(VENV)/.installed-dev
 	$(PY) -m mypy

@@ -76,11 +76,15 @@ def load_model(model_or_path: object, *, external_data: bool = True) -> onnx.Mod
     if isinstance(model_or_path, onnx.ModelProto):
         _refuse_non_utf8_strings(model_or_path, "the given model")
         return model_or_path
+    folder = None  # where external data is looked up: a model file's folder
     if isinstance(model_or_path, (bytes, bytearray, memoryview)):
         source, data = "the given bytes", bytes(model_or_path)
     elif isinstance(model_or_path, (str, os.PathLike)):
         path = os.fspath(model_or_path)
         source = f"file {path!r}"
+        from ..files.paths import absolute_path
+
+        folder = os.path.dirname(absolute_path(path))
         _refuse_special_file(path)
         with open(model_or_path, "rb") as stream:
             size = os.fstat(stream.fileno()).st_size
@@ -110,10 +114,8 @@ def load_model(model_or_path: object, *, external_data: bool = True) -> onnx.Mod
             f"{source} is not an ONNX model: it has no IR version or no graph"
             f" (ir_version={model.ir_version}, {len(data)} bytes)"
         )
-    if source.startswith("file"):
-        from ..files.paths import absolute_path
-
-        _load_external_data(model, os.path.dirname(absolute_path(path)), source, external_data)
+    if folder is not None:
+        _load_external_data(model, folder, source, external_data)
     _refuse_non_utf8_strings(model, source)
     return model
 
@@ -167,7 +169,7 @@ def _refuse_special_file(path: str) -> None:
 
 # The size from which external data is left external: protobuf's limit, since a model whose
 # external data would take it there cannot be serialized (onnx's shape inference serializes the
-# model); lowered by tests.
+# model). A name of its own because it is this rule's threshold, not protobuf's.
 _INLINE_LIMIT = PROTOBUF_MESSAGE_LIMIT
 
 

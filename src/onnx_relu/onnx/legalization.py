@@ -277,7 +277,7 @@ def legalize_with_report(
             + "\n".join(f"  {finding}" for finding in findings)
         )
 
-    plan: list[tuple[ReluSite, str]] = []
+    rewrites: list[tuple[ReluSite, str]] = []
     judged = 0
     chosen: dict[
         tuple[Any, ...], tuple[str, str]
@@ -296,14 +296,14 @@ def legalize_with_report(
                 else "onnxruntime cannot run it"
             )
             raise LegalizationError(
-                f"{description} on {site.input_type} at opset {opset}: {problem}, and no"
+                f"{description} on {site.input_type} at opset {site_opset}: {problem}, and no"
                 " rewrite runs there with exact results. Tried:\n"
                 + "\n".join(f"  {t.rewrite}: {t.error or '; '.join(t.differences)}" for t in tried)
                 + _conversion_advice(site_opset, exact)
             )
         if site.function is not None:
             # One body serves every call: it can be rewritten only if every call's type needs
-            # the same nodes; a later call of the function adds nothing to the plan.
+            # the same nodes; a later call of the function adds nothing to the rewrites.
             where = (site.function, site.path, site.index)
             if where in chosen:
                 earlier_choice, earlier_type = chosen[where]
@@ -318,7 +318,7 @@ def legalize_with_report(
                 continue
             chosen[where] = (choice, site.input_type)
         if choice != "Relu":
-            plan.append((site, choice))
+            rewrites.append((site, choice))
 
     rewritten = tuple(
         Rewritten(
@@ -327,7 +327,7 @@ def legalize_with_report(
             site.input_type or "",
             choice,
         )
-        for site, choice in plan
+        for site, choice in rewrites
     )
     result = onnx.ModelProto()
     result.CopyFrom(source)
@@ -340,7 +340,7 @@ def legalize_with_report(
     pool = _NamePool(taken)
     # Deepest graphs first, and from the end of each node list, so that the paths and indices
     # of the sites not yet rewritten stay valid (each function body and the main graph apart).
-    plan.sort(
+    rewrites.sort(
         key=lambda item: (
             -1 if item[0].function is None else item[0].function,
             len(item[0].path),
@@ -349,7 +349,7 @@ def legalize_with_report(
         ),
         reverse=True,
     )
-    for site, choice in plan:
+    for site, choice in rewrites:
         graph = _graph_at(result, site.path, site.function)
         node = graph.node[site.index]
         fresh = pool.fresh_maker(node.name or node.output[0])
