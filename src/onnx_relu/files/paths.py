@@ -52,6 +52,7 @@ import stat
 import time
 from collections.abc import Iterator
 
+from .._paths import absolute_path
 from ..errors import FileArgumentError, UnsupportedPathError
 from ._atomic import atomic_file
 
@@ -89,28 +90,6 @@ TENSOR_FORMATS: dict[str, str] = {".npy": "npy", ".pb": "pb"}
 
 #: How long a reader of a FIFO waits for a writer to open it before refusing it.
 FIFO_WAIT_S = 1.0
-
-
-def absolute_path(path: str | os.PathLike[str]) -> str:
-    """``path`` made absolute, as :func:`os.path.abspath` does; where the current working
-    folder has been removed (so that a relative path names no file), a ``FileNotFoundError``
-    that says so and names ``path``, not the bare one ``os.getcwd`` raises.
-
-    Examples
-    --------
-    >>> absolute_path("/data/x.npy")
-    '/data/x.npy'
-    """
-    path = os.fspath(path)
-    try:
-        return os.path.abspath(path)
-    except FileNotFoundError:
-        raise FileNotFoundError(
-            errno.ENOENT,
-            "the current working folder no longer exists (it was removed), so this relative"
-            " path names no file",
-            path,
-        ) from None
 
 
 class PathKind(enum.Enum):

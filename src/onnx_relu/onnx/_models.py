@@ -82,7 +82,7 @@ def load_model(model_or_path: object, *, external_data: bool = True) -> onnx.Mod
     elif isinstance(model_or_path, (str, os.PathLike)):
         path = os.fspath(model_or_path)
         source = f"file {path!r}"
-        from ..files.paths import absolute_path
+        from .._paths import absolute_path
 
         folder = os.path.dirname(absolute_path(path))
         _refuse_special_file(path)
