@@ -413,6 +413,65 @@ relu_run(const relu_kernel *kernel, const char *in, char *out, ptrdiff_t n, ptrd
     relu_run_range(&task, 0, n);
 }
 
+/*
+ * A call over rows (relu_compute_rows): the size policy of relu_run, decided once for the whole
+ * call, with chunks of whole rows. The rows of a view that NumPy cannot merge into one loop call
+ * (x[:, :n], x[::2]) are the pool's units, so that a call of many short rows starts the pool
+ * and streams like the same bytes contiguous.
+ */
+typedef struct {
+    const relu_kernel *kernel;
+    relu_nt_fn nt; /* non-NULL: streaming stores */
+    const char *in;
+    char *out;
+    ptrdiff_t run; /* elements per row, contiguous in both operands */
+    int ndim;      /* outer axes, row-major: rows = product of shape */
+    ptrdiff_t shape[RELU_ROWS_MAX_NDIM], in_strides[RELU_ROWS_MAX_NDIM],
+        out_strides[RELU_ROWS_MAX_NDIM];
+} relu_rows_task;
+
+static void
+relu_run_rows(const void *task_ptr, ptrdiff_t begin, ptrdiff_t end)
+{
+    const relu_rows_task *task = (const relu_rows_task *)task_ptr;
+    if (end <= begin) {
+        return;
+    }
+    /* The outer index of row `begin`, then counted up like an odometer. */
+    ptrdiff_t index[RELU_ROWS_MAX_NDIM];
+    const char *in = task->in;
+    char *out = task->out;
+    ptrdiff_t rest = begin;
+    for (int axis = task->ndim - 1; axis >= 0; axis--) {
+        index[axis] = rest % task->shape[axis];
+        rest /= task->shape[axis];
+        in += index[axis] * task->in_strides[axis];
+        out += index[axis] * task->out_strides[axis];
+    }
+    const ptrdiff_t elsize = task->kernel->elsize;
+    for (ptrdiff_t row = begin; row < end; row++) {
+        if (task->nt != NULL) {
+            task->nt(in, out, task->run);
+        }
+        else {
+            task->kernel->block(in, out, task->run, elsize, elsize);
+        }
+        for (int axis = task->ndim - 1; axis >= 0; axis--) {
+            in += task->in_strides[axis];
+            out += task->out_strides[axis];
+            if (++index[axis] < task->shape[axis]) {
+                break;
+            }
+            in -= index[axis] * task->in_strides[axis];
+            out -= index[axis] * task->out_strides[axis];
+            index[axis] = 0;
+        }
+    }
+    if (task->nt != NULL) {
+        relu_store_fence();
+    }
+}
+
 /* ------------------------------------------------------------------------------------------ */
 /* The API                                                                                     */
 /* ------------------------------------------------------------------------------------------ */
@@ -447,6 +506,48 @@ relu_compute_on(const relu_runner *runner, relu_type type, const void *in, void 
 {
     relu_run(&relu_kernels[type], (const char *)in, (char *)out, n, in_stride, out_stride,
              RELU_STORES_AUTO, runner);
+}
+
+int
+relu_compute_rows(relu_type type, const void *in, void *out, ptrdiff_t run, int ndim,
+                  const ptrdiff_t *shape, const ptrdiff_t *in_strides,
+                  const ptrdiff_t *out_strides)
+{
+    if (ndim < 0 || ndim > RELU_ROWS_MAX_NDIM || run < 0) {
+        return -1;
+    }
+    relu_rows_task task = {&relu_kernels[type], NULL, (const char *)in, (char *)out, run, ndim,
+                           {0}, {0}, {0}};
+    ptrdiff_t rows = 1;
+    for (int axis = 0; axis < ndim; axis++) {
+        task.shape[axis] = shape[axis];
+        task.in_strides[axis] = in_strides[axis];
+        task.out_strides[axis] = out_strides[axis];
+        rows *= shape[axis];
+    }
+    if (rows == 0 || run == 0) {
+        return 0;
+    }
+    const ptrdiff_t elsize = task.kernel->elsize;
+    const ptrdiff_t bytes = rows * run * elsize;
+    /* Streaming as relu_run decides it: the whole call's output at least nt_bytes, not in place,
+     * aligned to the element (each row then is too: its strides are multiples of elsize). */
+    int aligned = ((uintptr_t)out % (uintptr_t)elsize) == 0;
+    for (int axis = 0; axis < ndim; axis++) {
+        aligned &= (task.out_strides[axis] % elsize) == 0;
+    }
+    if (in != out && aligned && bytes >= RELU_LOAD(relu_tuning.nt_bytes)) {
+        task.nt = task.kernel->nt[RELU_LOAD(relu_tuning.nt_isa)];
+    }
+    /* Chunks of whole rows (out_stride 0: no moving of boundaries to the output's lines). */
+    relu_job job = {relu_run_rows, &task, rows, 1, (const char *)out, 0, elsize};
+    int threads;
+    relu_plan(rows, bytes, &threads, &job.parts);
+    if (threads > 1 && relu_pool_run(&job, threads)) {
+        return 0;
+    }
+    relu_run_rows(&task, 0, rows);
+    return 0;
 }
 
 void

@@ -103,6 +103,21 @@ RELU_API void relu_compute(relu_type type, const void *in, void *out, ptrdiff_t 
                            ptrdiff_t in_stride, ptrdiff_t out_stride);
 
 /*
+ * The same as relu_compute over rows: out and in hold the same rows of `run` elements each,
+ * contiguous within a row (stride relu_type_size(type)); the rows are indexed by `ndim` outer
+ * axes of extents shape[0..ndim) (row-major, the last fastest), strides in bytes in_strides and
+ * out_strides (any sign). One call for the whole view, so that its size decides the threads and
+ * streaming stores (relu_tuning.h) as for a contiguous call of the same bytes, and rows are the
+ * units the pool shares out. out must not overlap in other than being it (same address, same
+ * strides): the caller copies or runs the rows one by one otherwise. Returns 0, or -1 for ndim
+ * outside 0..RELU_ROWS_MAX_NDIM or a negative run (then nothing is written).
+ */
+#define RELU_ROWS_MAX_NDIM 64
+RELU_API int relu_compute_rows(relu_type type, const void *in, void *out, ptrdiff_t run, int ndim,
+                               const ptrdiff_t *shape, const ptrdiff_t *in_strides,
+                               const ptrdiff_t *out_strides);
+
+/*
  * A thread pool that is not the kernel's own (onnxruntime's intra-op pool, for the custom-op
  * library). parallel_for runs chunk(job, k) for every k in [0, parts) on its threads and the
  * calling thread, in any order, and returns when all are done and their writes are visible to

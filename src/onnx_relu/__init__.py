@@ -1,8 +1,8 @@
 """onnx-relu: the ONNX Relu operator, complete, exact and fast, for NumPy and ONNX users.
 
-``relu(x, out=None, *, opset=None)`` computes ``y = max(0, x)`` for every type of every Relu
-version (1, 6, 13, 14) with one exactly defined result: ``y = x`` where ``x > 0``, NaN bits
-unchanged, +0 everywhere else. ``relu_ufunc`` is the underlying NumPy ufunc.
+``relu(x, out=None, *, where=True, opset=None)`` computes ``y = max(0, x)`` for every type of
+every Relu version (1, 6, 13, 14) with one exactly defined result: ``y = x`` where ``x > 0``, NaN
+bits unchanged, +0 everywhere else. ``relu_ufunc`` is the underlying NumPy ufunc.
 
 The package is in layers, each importing only what its optional extra provides: this core
 (numpy and ml_dtypes only: :mod:`onnx_relu.dtypes`, :mod:`onnx_relu.versions`,

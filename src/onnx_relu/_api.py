@@ -9,8 +9,9 @@ import numpy as np
 # First: loading the kernel's settings applies the ONNX_RELU_* variables before any call.
 from . import tuning as _tuning  # noqa: F401
 from ._relu import _empty_like as _cached_empty_like
+from ._relu import _relu_view
 from ._relu import relu as relu_ufunc
-from .dtypes import describe_dtype, native
+from .dtypes import _catch_up_with_ml_dtypes, describe_dtype, native
 from .errors import InvalidOutputError, UnsupportedTypeError
 from .versions import (
     LATEST_VERSION,
@@ -53,7 +54,9 @@ def _checked_dtype(dtype: object, version: ReluVersion, opset: int | None) -> np
             f"{opset_phrase(version, opset)} needs a numeric dtype, got {dtype!r};"
             f" allowed types: {', '.join(version.types)}."
         ) from None
-    if native(dt) not in version.dtypes:
+    if native(dt) not in version.dtypes and not (
+        _catch_up_with_ml_dtypes() and native(dt) in version.dtypes
+    ):
         raise UnsupportedTypeError(unsupported_type_message(dt, version, opset))
     return dt
 
@@ -171,15 +174,39 @@ def _checked_out_of_handler(out: object, x: _ShapeAndType) -> object:
     return out
 
 
-def _relu_byteswapped(x: np.ndarray | np.generic, out: np.ndarray | None) -> np.ndarray:
+def _relu_byteswapped(
+    x: np.ndarray | np.generic, out: np.ndarray | None, where: object = True
+) -> np.ndarray:
     """Relu of an operand stored in non-native byte order, through a native copy."""
     native_copy = x.astype(native(x.dtype), order="K")
-    relu_ufunc(native_copy, out=native_copy)
+    relu_ufunc(native_copy, out=native_copy, where=where)
     if out is None:
         result = native_copy.astype(x.dtype, order="K")
         return result[()] if result.ndim == 0 else result
-    np.copyto(out, native_copy, casting="equiv")
+    np.copyto(out, native_copy, casting="equiv", where=where)
     return out
+
+
+def _checked_where(where: object, shape: tuple[int, ...]) -> object:
+    """``where`` as numpy's ufuncs take it, checked before anything is computed: True, False or
+    a boolean array-like that broadcasts to the input's ``shape``."""
+    if where is True or where is False:
+        return where
+    mask = np.asarray(where)
+    if mask.dtype != np.bool_:
+        raise TypeError(
+            f"where must be a boolean array (or True/False), got one of dtype {mask.dtype};"
+            " relu never casts, so convert it explicitly, e.g. where=(mask != 0)"
+        )
+    try:
+        broadcasts = np.broadcast_shapes(mask.shape, shape) == shape
+    except ValueError:
+        broadcasts = False
+    if not broadcasts:
+        raise ValueError(
+            f"where has shape {mask.shape}, which does not broadcast to the input's shape {shape}"
+        )
+    return mask
 
 
 def _not_numbers_message(given: object, version: ReluVersion, opset: int | None) -> str:
@@ -199,7 +226,9 @@ def _short_repr(value: object, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def relu(x: object, /, out: object = None, *, opset: int | None = None) -> Any:
+def relu(
+    x: object, /, out: object = None, *, where: object = True, opset: int | None = None
+) -> Any:
     """ONNX Relu, ``y = max(0, x)`` elementwise, with exactly defined results for every type.
 
     Parameters
@@ -213,6 +242,11 @@ def relu(x: object, /, out: object = None, *, opset: int | None = None) -> Any:
         place and overlapping views are handled. For an ``x`` that handles ufuncs itself, the
         same checks come before dispatching (``out`` may then also be such an object, of the
         same shape and type).
+    where : bool or array_like of bool, optional
+        As for every NumPy ufunc: Relu is computed where it is True, and ``out`` keeps its
+        values elsewhere (without ``out`` those elements are left uninitialised, as NumPy leaves
+        them). It must be boolean (never cast) and broadcast to ``x``'s shape; ``out`` is
+        checked as without ``where``, so an ``out`` of another type is refused, not cast into.
     opset : int, optional
         The ai.onnx opset version of the model, >= 1; None means the latest. It selects the Relu
         version in force (1 for opsets 1-5, 6 for 6-12, 13 for 13, 14 from 14 on) and so the
@@ -256,12 +290,17 @@ def relu(x: object, /, out: object = None, *, opset: int | None = None) -> Any:
     ('float32', [0.0, 0.0, 0.5, inf])
     >>> relu([-5, 0, 7]).tolist()
     [0, 0, 7]
+    >>> out = np.full(3, 9.0)
+    >>> relu(np.array([-1.0, -2.0, 3.0]), out=out, where=[True, False, True]).tolist()
+    [0.0, 9.0, 3.0]
     >>> relu(np.array([1, -1], dtype=np.int8), opset=13)
     Traceback (most recent call last):
     ...
     onnx_relu.errors.UnsupportedTypeError: Relu-13 (in force at opset 13) does not allow tensor(int8); allowed types: tensor(bfloat16), tensor(double), tensor(float), tensor(float16). tensor(int8) is allowed from Relu-14 (opset >= 14).
     """  # noqa: E501 - a doctest's expected error message is one line
     version = LATEST_VERSION if opset is None else version_for_opset(opset)
+    if where is not True:
+        return _relu_where(x, out, where, version, opset)
     allowed = version.dtypes
 
     if not isinstance(x, (np.ndarray, np.generic)):
@@ -288,21 +327,72 @@ def relu(x: object, /, out: object = None, *, opset: int | None = None) -> Any:
 
     dtype = x.dtype
     if dtype in allowed:
+        # A view of two or more axes that numpy would hand the loop row by row (x[:, :n],
+        # x[::2]) runs as one kernel call over its rows (_relu_view), so that the whole call's
+        # size decides threads and streaming stores; None: the ufunc's one loop call serves.
         if out is None:
             # Large outputs come from the output cache (onnx_relu.tuning.cache_info): fresh
             # pages from the OS cost more than relu itself. None: let the ufunc allocate.
             cached = _cached_empty_like(x)
-            return relu_ufunc(x) if cached is None else relu_ufunc(x, out=cached)
+            if cached is None:
+                if x.ndim > 1:
+                    done = _relu_view(x, None)
+                    if done is not None:
+                        return done
+                return relu_ufunc(x)
+            if x.ndim > 1 and _relu_view(x, cached) is not None:
+                return cached
+            return relu_ufunc(x, out=cached)
         # Fast path for the common out= call (a plain, writeable, contiguous array of the same
         # dtype and shape): the full checks below cost more than the ufunc call on small arrays.
         if type(out) is np.ndarray and out.dtype is dtype and out.shape == x.shape:
             flags = out.flags
             if flags.writeable and flags.forc:
+                if x.ndim > 1 and _relu_view(x, out) is not None:
+                    return out
                 return relu_ufunc(x, out=out)
         out = _checked_out(out, x)
         if out.dtype.isnative:
+            if x.ndim > 1 and _relu_view(x, out) is not None:
+                return out
             return relu_ufunc(x, out=out)
         return _relu_byteswapped(x, out)
 
     _checked_dtype(dtype, version, opset)  # raises unless an allowed type stored byte-swapped
+    if dtype in version.dtypes:  # ml_dtypes was loaded unseen (see _checked_dtype): known now
+        return relu(x, out, opset=opset)
     return _relu_byteswapped(x, None if out is None else _checked_out(out, x))
+
+
+def _relu_where(
+    x: object, out: object, where: object, version: ReluVersion, opset: int | None
+) -> Any:
+    """:func:`relu` with a ``where`` mask: the same checks of ``x`` and ``out``, then the mask's."""
+    if not isinstance(x, (np.ndarray, np.generic)):
+        if _dispatches_itself(x):
+            dtype = getattr(x, "dtype", None)
+            if dtype is None:
+                dtype = _dtype_of_columns(x, version, opset)
+            if dtype is None:
+                raise UnsupportedTypeError(
+                    f"relu() cannot tell the dtype of a {type(x).__name__} object"
+                    f" (it has __array_ufunc__ but no dtype attribute); allowed types:"
+                    f" {', '.join(version.types)}"
+                )
+            _checked_dtype(dtype, version, opset)
+            if out is None:
+                return relu_ufunc(x, where=where)
+            checked = _ShapeAndType(x, dtype)
+            target = _checked_out_of_handler(out, checked)
+            if checked.shape is not None:
+                where = _checked_where(where, checked.shape)
+            return relu_ufunc(x, out=target, where=where)
+        given, x = x, np.asarray(x)
+        if x.dtype.kind == "O":
+            raise UnsupportedTypeError(_not_numbers_message(given, version, opset))
+    _checked_dtype(x.dtype, version, opset)
+    checked_out = None if out is None else _checked_out(out, x)
+    mask = _checked_where(where, x.shape)
+    if x.dtype.isnative and (checked_out is None or checked_out.dtype.isnative):
+        return relu_ufunc(x, out=checked_out, where=mask)
+    return _relu_byteswapped(x, checked_out, mask)

@@ -79,28 +79,10 @@ relu_memory_init(void)
     return 0;
 }
 
-/*
- * _empty_like(x): a new uninitialised array like x (same dtype, shape and memory order, a plain
- * ndarray owning its data) whose memory comes from the output cache; None where relu should let
- * the ufunc allocate as usual: a cache that is off, an input that is not an exact ndarray or not
- * C- or F-contiguous (the ufunc then picks the layout), a 0-d one (relu returns a scalar) or one
- * smaller than the cache's minimum.
- *
- * The handler is current only for this one allocation, then the previous one (a context
- * variable, so per thread and per asyncio task) is put back: no other array is affected.
- */
-PyObject *
-relu_py_empty_like(PyObject *NPY_UNUSED(self), PyObject *arg)
+/* x's new output (NPY_KEEPORDER: numpy's ufuncs lay out theirs so) from the output cache. */
+static PyObject *
+relu_cached_like(PyArrayObject *x)
 {
-    if (!PyArray_CheckExact(arg) || !relu_blocks_enabled()) {
-        Py_RETURN_NONE;
-    }
-    PyArrayObject *x = (PyArrayObject *)arg;
-    const npy_intp nbytes = PyArray_NBYTES(x);
-    if (PyArray_NDIM(x) == 0 || nbytes == 0 || (size_t)nbytes < relu_blocks_min_bytes() ||
-        !(PyArray_IS_C_CONTIGUOUS(x) || PyArray_IS_F_CONTIGUOUS(x))) {
-        Py_RETURN_NONE;
-    }
     PyObject *previous = PyDataMem_SetHandler(
         atomic_load_explicit(&relu_mem_handler_capsule, memory_order_acquire));
     if (previous == NULL) {
@@ -117,6 +99,44 @@ relu_py_empty_like(PyObject *NPY_UNUSED(self), PyObject *arg)
     }
     Py_DECREF(ours);
     return result;
+}
+
+static int
+relu_cache_serves(PyArrayObject *x)
+{
+    const npy_intp nbytes = PyArray_NBYTES(x);
+    return relu_blocks_enabled() && PyArray_NDIM(x) > 0 && nbytes > 0 &&
+           (size_t)nbytes >= relu_blocks_min_bytes();
+}
+
+PyObject *
+relu_new_output_like(PyArrayObject *x)
+{
+    if (relu_cache_serves(x)) {
+        return relu_cached_like(x);
+    }
+    PyArray_Descr *descr = PyArray_DESCR(x);
+    Py_INCREF(descr); /* stolen */
+    return PyArray_NewLikeArray(x, NPY_KEEPORDER, descr, 0);
+}
+
+/*
+ * _empty_like(x): a new uninitialised array like x (same dtype and shape, laid out in x's order
+ * as numpy's ufuncs lay out their outputs, a plain ndarray owning its data) whose memory comes
+ * from the output cache; None where relu should let the ufunc allocate as usual: a cache that
+ * is off, an input that is not an exact ndarray, a 0-d one (relu returns a scalar) or one
+ * smaller than the cache's minimum.
+ *
+ * The handler is current only for this one allocation, then the previous one (a context
+ * variable, so per thread and per asyncio task) is put back: no other array is affected.
+ */
+PyObject *
+relu_py_empty_like(PyObject *NPY_UNUSED(self), PyObject *arg)
+{
+    if (!PyArray_CheckExact(arg) || !relu_cache_serves((PyArrayObject *)arg)) {
+        Py_RETURN_NONE;
+    }
+    return relu_cached_like((PyArrayObject *)arg);
 }
 
 static PyObject *

@@ -171,6 +171,69 @@ relu_py_copy(PyObject *NPY_UNUSED(self), PyObject *args, PyObject *kwargs)
 }
 
 /* ------------------------------------------------------------------------------------------ */
+/* bfloat16, when ml_dtypes is loaded                                                           */
+/* ------------------------------------------------------------------------------------------ */
+
+/* Python < 3.13 has no critical sections; the GIL and the flag set before the loop is added
+ * (nothing between the test and the set calls Python) keep a second caller out there. */
+#ifndef Py_BEGIN_CRITICAL_SECTION
+#define Py_BEGIN_CRITICAL_SECTION(op) {
+#define Py_END_CRITICAL_SECTION() }
+#endif
+
+typedef struct {
+    int bfloat16_loop; /* 1 once the ufunc of this module has its bfloat16 loop (or is adding it) */
+} relu_module_state;
+
+static PyObject *
+relu_py_add_bfloat16_loop(PyObject *module, PyObject *dtype_obj)
+{
+    relu_module_state *state = (relu_module_state *)PyModule_GetState(module);
+    if (state == NULL) {
+        return NULL;
+    }
+    int added = 0, failed = 0;
+    Py_BEGIN_CRITICAL_SECTION(module);
+    if (!state->bfloat16_loop) {
+        state->bfloat16_loop = 1;
+        PyObject *ufunc = PyObject_GetAttrString(module, "relu");
+        failed = ufunc == NULL || relu_add_bfloat16_loop(ufunc, dtype_obj) < 0;
+        Py_XDECREF(ufunc);
+        state->bfloat16_loop = !failed;
+        added = !failed;
+    }
+    Py_END_CRITICAL_SECTION();
+    if (failed) {
+        return NULL;
+    }
+    return PyBool_FromLong(added);
+}
+
+/*
+ * The bfloat16 loop is added when ml_dtypes is loaded: now if it is, else when it is imported,
+ * by whomever (onnx_relu.dtypes watches for it): float work never imports ml_dtypes, and the
+ * ufunc has its bfloat16 loop whichever of the two is imported first.
+ */
+static int
+relu_watch_for_bfloat16(PyObject *module)
+{
+    PyObject *dtypes = PyImport_ImportModule("onnx_relu.dtypes");
+    if (dtypes == NULL) {
+        return -1;
+    }
+    PyObject *add = PyObject_GetAttrString(module, "_add_bfloat16_loop");
+    PyObject *result =
+        add == NULL ? NULL : PyObject_CallMethod(dtypes, "_when_ml_dtypes_loaded", "O", add);
+    Py_XDECREF(add);
+    Py_DECREF(dtypes);
+    if (result == NULL) {
+        return -1;
+    }
+    Py_DECREF(result);
+    return 0;
+}
+
+/* ------------------------------------------------------------------------------------------ */
 /* Module definition                                                                           */
 /* ------------------------------------------------------------------------------------------ */
 
@@ -197,6 +260,12 @@ static PyMethodDef relu_methods[] = {
      "_copy(src, dst, *, nontemporal=True): the copy ceiling of onnx-relu bench.\n"
      "Copies with streaming (or regular) stores on the current threads, split like a relu call;\n"
      "src and dst: contiguous buffers of the same size, disjoint or identical (in place)."},
+    {"_relu_view", relu_py_relu_view, METH_VARARGS,
+     "_relu_view(x, out) -> out or None: relu of a view numpy cannot merge into one loop call,\n"
+     "as one kernel call over its rows (out None: a new array); None where the ufunc serves."},
+    {"_add_bfloat16_loop", relu_py_add_bfloat16_loop, METH_O,
+     "_add_bfloat16_loop(dtype) -> bool: adds relu's loop for ml_dtypes.bfloat16 (dtype), once;\n"
+     "True if this call added it. onnx_relu.dtypes calls it when ml_dtypes is loaded."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -244,10 +313,10 @@ relu_module_exec(PyObject *module)
     }
     const int added = PyModule_AddObjectRef(module, "relu", ufunc);
     Py_DECREF(ufunc);
-    if (added < 0) {
+    if (added < 0 || PyModule_AddIntConstant(module, "MAX_THREADS", RELU_MAX_THREADS) < 0) {
         return -1;
     }
-    return PyModule_AddIntConstant(module, "MAX_THREADS", RELU_MAX_THREADS);
+    return relu_watch_for_bfloat16(module);
 }
 
 static PyModuleDef_Slot relu_slots[] = {
@@ -269,7 +338,7 @@ static struct PyModuleDef relu_module = {
     PyModuleDef_HEAD_INIT,
     .m_name = "onnx_relu._relu",
     .m_doc = "Compiled core of onnx-relu: the relu ufunc, its thread pool and tuning.",
-    .m_size = 0,
+    .m_size = sizeof(relu_module_state),
     .m_methods = relu_methods,
     .m_slots = relu_slots,
 };

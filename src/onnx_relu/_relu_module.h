@@ -31,6 +31,12 @@
 /* _relu_ufunc.c: the ufunc with a loop for every type of the kernel; NULL with an exception set
  * on failure. */
 PyObject *relu_make_ufunc(void);
+/* _relu_ufunc.c: adds the bfloat16 loop to the ufunc for the dtype `dtype_obj` (0, or -1 with an
+ * exception set). */
+int relu_add_bfloat16_loop(PyObject *ufunc, PyObject *dtype_obj);
+void relu_note_bfloat16_dtype(PyArray_DTypeMeta *dtype);
+/* _relu_ufunc.c: onnx_relu._relu._relu_view (see there). */
+PyObject *relu_py_relu_view(PyObject *self, PyObject *args);
 
 /* _relu_memory.c: the process-wide set-up of the output cache (fork handlers, the exit handler;
  * no Python objects; 0 or -1), called once; the memory handler's capsule, made by the first
@@ -39,6 +45,9 @@ PyObject *relu_make_ufunc(void);
 int relu_memory_process_init(void);
 int relu_memory_init(void);
 PyObject *relu_py_empty_like(PyObject *self, PyObject *arg);
+/* A new array laid out like x (NPY_KEEPORDER), from the output cache where it serves x's size;
+ * NULL with an exception set on failure. */
+PyObject *relu_new_output_like(PyArrayObject *x);
 PyObject *relu_py_cache_info(PyObject *self, PyObject *args);
 PyObject *relu_py_set_cache(PyObject *self, PyObject *args, PyObject *kwargs);
 PyObject *relu_py_release_cache(PyObject *self, PyObject *args);

@@ -5,6 +5,9 @@
  */
 #include "_relu_module.h"
 
+#include <stdatomic.h>
+#include <string.h>
+
 #include "relu_kernel.h"
 
 /* The kernel takes numpy's counts and strides as they are. */
@@ -25,16 +28,15 @@ RELU_FOR_EACH_TYPE(RELU_DEFINE_LOOP)
 
 /*
  * The DType class of each type, by the X-macro's name. numpy's built-in ones are not constant
- * expressions (they come from numpy's API table), and ml_dtypes.bfloat16's is found at import
- * (its type number is assigned at run time: the local `bfloat16` of relu_make_ufunc), so the
- * table of loops is filled in at import.
+ * expressions (they come from numpy's API table), so the table of loops is filled in at import;
+ * ml_dtypes.bfloat16's (NULL here) is added when ml_dtypes is loaded: relu_add_bfloat16_loop.
  */
 #define RELU_NUMPY_DTYPE_int8 (&PyArray_Int8DType)
 #define RELU_NUMPY_DTYPE_int16 (&PyArray_Int16DType)
 #define RELU_NUMPY_DTYPE_int32 (&PyArray_Int32DType)
 #define RELU_NUMPY_DTYPE_int64 (&PyArray_Int64DType)
 #define RELU_NUMPY_DTYPE_float16 (&PyArray_HalfDType)
-#define RELU_NUMPY_DTYPE_bfloat16 bfloat16
+#define RELU_NUMPY_DTYPE_bfloat16 NULL
 #define RELU_NUMPY_DTYPE_float32 (&PyArray_FloatDType)
 #define RELU_NUMPY_DTYPE_float64 (&PyArray_DoubleDType)
 
@@ -44,12 +46,53 @@ typedef struct {
     PyArray_DTypeMeta *dtype;
 } relu_loop_entry;
 
+/*
+ * Descriptor resolution: the output takes the input's descriptor (in native byte order), as
+ * numpy's own unary loops do, so that dtype metadata (h5py's enum types carry it) is kept;
+ * numpy's default would give the output a fresh descriptor of the loop's DType without it.
+ * An out's descriptor is used as given (numpy casts it to the loop's DType before this).
+ */
+static PyArray_Descr *
+relu_native_descr(PyArray_Descr *descr)
+{
+    if (PyArray_ISNBO(descr->byteorder)) {
+        Py_INCREF(descr);
+        return descr;
+    }
+    return PyArray_DescrNewByteorder(descr, NPY_NATIVE);
+}
+
+static NPY_CASTING
+relu_resolve_descriptors(struct PyArrayMethodObject_tag *NPY_UNUSED(method),
+                         PyArray_DTypeMeta *const *NPY_UNUSED(dtypes),
+                         PyArray_Descr *const *given_descrs, PyArray_Descr **loop_descrs,
+                         npy_intp *NPY_UNUSED(view_offset))
+{
+    loop_descrs[0] = relu_native_descr(given_descrs[0]);
+    if (loop_descrs[0] == NULL) {
+        return (NPY_CASTING)-1;
+    }
+    if (given_descrs[1] == NULL) {
+        Py_INCREF(loop_descrs[0]);
+        loop_descrs[1] = loop_descrs[0];
+    }
+    else {
+        loop_descrs[1] = relu_native_descr(given_descrs[1]);
+        if (loop_descrs[1] == NULL) {
+            Py_CLEAR(loop_descrs[0]);
+            return (NPY_CASTING)-1;
+        }
+    }
+    return NPY_NO_CASTING;
+}
+
 static int
 relu_add_loop(PyObject *ufunc, const relu_loop_entry *entry)
 {
     PyArray_DTypeMeta *dtypes[2] = {entry->dtype, entry->dtype};
     /* The same loop serves aligned and unaligned data (the kernel takes any address). */
     PyType_Slot slots[] = {
+        {NPY_METH_resolve_descriptors, (void *)relu_resolve_descriptors},
         {NPY_METH_strided_loop, (void *)entry->loop},
 #if RELU_SUPPORTS_UNALIGNED
         {NPY_METH_unaligned_strided_loop, (void *)entry->loop},
@@ -119,35 +162,34 @@ relu_add_c_integer_loops(PyObject *ufunc)
     return 0;
 }
 
-/* The DType class of ml_dtypes.bfloat16, found at import (its type number is assigned at run time). */
-static PyArray_DTypeMeta *
-relu_bfloat16_dtype(void)
+/*
+ * The bfloat16 loop, added to `ufunc` for the DType of `dtype_obj` (ml_dtypes.bfloat16 as a
+ * numpy dtype) when ml_dtypes is loaded, which may be before or after this module: importing
+ * ml_dtypes costs several times `import numpy`, and only bfloat16 needs it (onnx_relu.dtypes
+ * watches for its import and calls onnx_relu._relu._add_bfloat16_loop). Called once per ufunc
+ * (the module's state says whether it was).
+ */
+int
+relu_add_bfloat16_loop(PyObject *ufunc, PyObject *dtype_obj)
 {
-    PyObject *ml_dtypes = PyImport_ImportModule("ml_dtypes");
-    if (ml_dtypes == NULL) {
-        return NULL;
-    }
-    PyObject *scalar_type = PyObject_GetAttrString(ml_dtypes, "bfloat16");
-    Py_DECREF(ml_dtypes);
-    if (scalar_type == NULL) {
-        return NULL;
-    }
     PyArray_Descr *descr = NULL;
-    int ok = PyArray_DescrConverter(scalar_type, &descr);
-    Py_DECREF(scalar_type);
-    if (!ok || descr == NULL) {
-        return NULL;
+    if (!PyArray_DescrConverter(dtype_obj, &descr) || descr == NULL) {
+        return -1;
     }
-    if (descr->elsize != 2) {
-        PyErr_Format(PyExc_ImportError,
-                     "ml_dtypes.bfloat16 has itemsize %d, expected 2", (int)descr->elsize);
+    if (PyDataType_ELSIZE(descr) != 2) {
+        PyErr_Format(PyExc_TypeError, "a bfloat16 dtype has itemsize 2, got %d for %R",
+                     (int)PyDataType_ELSIZE(descr), dtype_obj);
         Py_DECREF(descr);
-        return NULL;
+        return -1;
     }
-    PyArray_DTypeMeta *dtype = (PyArray_DTypeMeta *)Py_TYPE(descr);
-    Py_INCREF(dtype);
-    Py_DECREF(descr);
-    return dtype;
+    relu_loop_entry entry = {"relu_bfloat16", relu_loop_bfloat16,
+                             (PyArray_DTypeMeta *)Py_TYPE(descr)};
+    const int result = relu_add_loop(ufunc, &entry);
+    if (result == 0) {
+        relu_note_bfloat16_dtype(entry.dtype); /* for _relu_view */
+    }
+    Py_DECREF(descr); /* the DType class lives as long as numpy's registration of it */
+    return result;
 }
 
 PyDoc_STRVAR(relu_ufunc_doc,
@@ -162,10 +204,6 @@ PyDoc_STRVAR(relu_ufunc_doc,
 PyObject *
 relu_make_ufunc(void)
 {
-    PyArray_DTypeMeta *bfloat16 = relu_bfloat16_dtype();
-    if (bfloat16 == NULL) {
-        return NULL;
-    }
     /* No legacy loops: the ufunc has only the ArrayMethod loops below and so never casts. */
     PyObject *ufunc = PyUFunc_FromFuncAndData(NULL, NULL, NULL, 0, 1, 1, PyUFunc_None, "relu",
                                               relu_ufunc_doc, 0);
@@ -174,7 +212,7 @@ relu_make_ufunc(void)
     {"relu_" #name, relu_loop_##name, RELU_NUMPY_DTYPE_##name},
         const relu_loop_entry loops[RELU_TYPE_COUNT] = {RELU_FOR_EACH_TYPE(RELU_LOOP_ENTRY)};
         for (int i = 0; i < RELU_TYPE_COUNT; i++) {
-            if (relu_add_loop(ufunc, &loops[i]) < 0) {
+            if (loops[i].dtype != NULL && relu_add_loop(ufunc, &loops[i]) < 0) {
                 Py_CLEAR(ufunc);
                 break;
             }
@@ -183,6 +221,207 @@ relu_make_ufunc(void)
             Py_CLEAR(ufunc);
         }
     }
-    Py_DECREF(bfloat16);
     return ufunc;
+}
+/* ------------------------------------------------------------------------------------------ */
+/* Views numpy cannot merge into one loop call: the whole call at once                        */
+/* ------------------------------------------------------------------------------------------ */
+
+/* ml_dtypes.bfloat16's DType once its loop is added (process-wide, as numpy's registration). */
+static _Atomic(PyArray_DTypeMeta *) relu_bfloat16_meta = NULL;
+
+void
+relu_note_bfloat16_dtype(PyArray_DTypeMeta *dtype)
+{
+    atomic_store_explicit(&relu_bfloat16_meta, dtype, memory_order_release);
+}
+
+/* The kernel's type for an array's dtype (native byte order), -1 for any other. */
+static int
+relu_kernel_type_of(PyArray_Descr *descr)
+{
+    if (!PyArray_ISNBO(descr->byteorder)) {
+        return -1;
+    }
+    const int num = descr->type_num;
+    if (PyTypeNum_ISSIGNED(num)) {
+        switch (PyDataType_ELSIZE(descr)) {
+        case 1: return RELU_TYPE_int8;
+        case 2: return RELU_TYPE_int16;
+        case 4: return RELU_TYPE_int32;
+        case 8: return RELU_TYPE_int64;
+        default: return -1;
+        }
+    }
+    switch (num) {
+    case NPY_HALF: return RELU_TYPE_float16;
+    case NPY_FLOAT: return RELU_TYPE_float32;
+    case NPY_DOUBLE: return RELU_TYPE_float64;
+    default: break;
+    }
+    PyArray_DTypeMeta *bfloat16 = atomic_load_explicit(&relu_bfloat16_meta, memory_order_acquire);
+    return bfloat16 != NULL && (PyArray_DTypeMeta *)Py_TYPE(descr) == bfloat16 ? RELU_TYPE_bfloat16
+                                                                               : -1;
+}
+
+/* The bytes [lo, hi) an array's elements span. */
+static void
+relu_extent(PyArrayObject *a, uintptr_t *lo, uintptr_t *hi)
+{
+    uintptr_t low = (uintptr_t)PyArray_BYTES(a), high = low;
+    for (int axis = 0; axis < PyArray_NDIM(a); axis++) {
+        const npy_intp step = (PyArray_DIM(a, axis) - 1) * PyArray_STRIDE(a, axis);
+        if (step < 0) {
+            low -= (uintptr_t)(-step);
+        }
+        else {
+            high += (uintptr_t)step;
+        }
+    }
+    *lo = low;
+    *hi = high + (uintptr_t)PyArray_ITEMSIZE(a);
+}
+
+/*
+ * The rows of x and out (same shape): in C order, or F order when that is the one in which both
+ * are contiguous along the fastest axis; the trailing axes contiguous in both merged into one
+ * run, the other axes (merged where they can be) indexing the rows. 0 if the two have no such
+ * common layout or are contiguous as a whole (the ufunc's one loop call is as good).
+ */
+typedef struct {
+    ptrdiff_t run;
+    int ndim;
+    ptrdiff_t shape[RELU_ROWS_MAX_NDIM], in_strides[RELU_ROWS_MAX_NDIM],
+        out_strides[RELU_ROWS_MAX_NDIM];
+} relu_rows;
+
+static int
+relu_rows_of(PyArrayObject *x, PyArrayObject *out, relu_rows *rows)
+{
+    const int ndim = PyArray_NDIM(x);
+    const npy_intp elsize = PyArray_ITEMSIZE(x);
+    if (ndim < 2 || ndim > RELU_ROWS_MAX_NDIM || PyArray_NDIM(out) != ndim) {
+        return 0;
+    }
+    for (int order = 0; order < 2; order++) { /* 0: C order, 1: F order (axes reversed) */
+        npy_intp shape[NPY_MAXDIMS], xs[NPY_MAXDIMS], os[NPY_MAXDIMS];
+        for (int i = 0; i < ndim; i++) {
+            const int axis = order == 0 ? i : ndim - 1 - i;
+            shape[i] = PyArray_DIM(x, axis);
+            xs[i] = PyArray_STRIDE(x, axis);
+            os[i] = PyArray_STRIDE(out, axis);
+            if (shape[i] != PyArray_DIM(out, axis) || shape[i] == 0) {
+                return 0;
+            }
+        }
+        if (xs[ndim - 1] != elsize || os[ndim - 1] != elsize) {
+            continue;
+        }
+        ptrdiff_t run = shape[ndim - 1];
+        int k = ndim - 2;
+        while (k >= 0 && (shape[k] == 1 || (xs[k] == run * elsize && os[k] == run * elsize))) {
+            run *= shape[k];
+            k--;
+        }
+        if (k < 0) {
+            return 0; /* contiguous as a whole */
+        }
+        rows->run = run;
+        rows->ndim = 0;
+        for (int axis = 0; axis <= k; axis++) {
+            if (shape[axis] == 1) {
+                continue;
+            }
+            const int last = rows->ndim - 1;
+            if (last >= 0 && rows->in_strides[last] == shape[axis] * xs[axis] &&
+                rows->out_strides[last] == shape[axis] * os[axis]) {
+                rows->shape[last] *= shape[axis]; /* merged with the axis before */
+                rows->in_strides[last] = xs[axis];
+                rows->out_strides[last] = os[axis];
+                continue;
+            }
+            rows->shape[rows->ndim] = shape[axis];
+            rows->in_strides[rows->ndim] = xs[axis];
+            rows->out_strides[rows->ndim] = os[axis];
+            rows->ndim++;
+        }
+        return 1;
+    }
+    return 0;
+}
+
+/*
+ * _relu_view(x, out): Relu of x into out (None: a new array laid out like x, from the output
+ * cache when it is large) as one call of the kernel over x's rows, so that the whole call's size
+ * decides threads and streaming stores; returns out. None, having written nothing, where the
+ * ufunc serves as well or this cannot: other than exact ndarrays of one Relu type (native order)
+ * and shape, no common row layout (see relu_rows_of), contiguous as a whole, or out overlapping
+ * x other than being it (numpy's ufunc then copies what it must). onnx_relu.relu calls it for
+ * arrays of two or more axes after its checks (shape, type, writeable out).
+ */
+PyObject *
+relu_py_relu_view(PyObject *NPY_UNUSED(self), PyObject *args)
+{
+    PyObject *x_obj, *out_obj;
+    if (!PyArg_UnpackTuple(args, "_relu_view", 2, 2, &x_obj, &out_obj)) {
+        return NULL;
+    }
+    if (!PyArray_CheckExact(x_obj) || PyArray_NDIM((PyArrayObject *)x_obj) < 2 ||
+        PyArray_ISONESEGMENT((PyArrayObject *)x_obj)) {
+        Py_RETURN_NONE; /* (one segment: C or F contiguous, the ufunc's one call) */
+    }
+    PyArrayObject *x = (PyArrayObject *)x_obj;
+    const int type = relu_kernel_type_of(PyArray_DESCR(x));
+    if (type < 0) {
+        Py_RETURN_NONE;
+    }
+    PyArrayObject *out;
+    if (out_obj == Py_None) {
+        out = (PyArrayObject *)relu_new_output_like(x);
+        if (out == NULL) {
+            return NULL;
+        }
+    }
+    else {
+        if (!PyArray_CheckExact(out_obj) || !PyArray_ISWRITEABLE((PyArrayObject *)out_obj) ||
+            relu_kernel_type_of(PyArray_DESCR((PyArrayObject *)out_obj)) != type) {
+            Py_RETURN_NONE;
+        }
+        out = (PyArrayObject *)Py_NewRef(out_obj);
+        uintptr_t x_lo, x_hi, out_lo, out_hi;
+        relu_extent(x, &x_lo, &x_hi);
+        relu_extent(out, &out_lo, &out_hi);
+        const int same = PyArray_BYTES(x) == PyArray_BYTES(out) &&
+                         PyArray_NDIM(out) == PyArray_NDIM(x) &&
+                         memcmp(PyArray_STRIDES(x), PyArray_STRIDES(out),
+                                sizeof(npy_intp) * (size_t)PyArray_NDIM(x)) == 0;
+        if (!same && x_lo < out_hi && out_lo < x_hi) {
+            Py_DECREF(out);
+            Py_RETURN_NONE;
+        }
+    }
+    relu_rows rows;
+    if (!relu_rows_of(x, out, &rows)) {
+        Py_DECREF(out);
+        Py_RETURN_NONE;
+    }
+    const void *in_data = PyArray_BYTES(x);
+    void *out_data = PyArray_BYTES(out);
+    int failed;
+    if (PyArray_NBYTES(x) >= 4096) { /* as numpy's ufuncs: no GIL round trip for tiny calls */
+        Py_BEGIN_ALLOW_THREADS
+        failed = relu_compute_rows((relu_type)type, in_data, out_data, rows.run, rows.ndim,
+                                   rows.shape, rows.in_strides, rows.out_strides);
+        Py_END_ALLOW_THREADS
+    }
+    else {
+        failed = relu_compute_rows((relu_type)type, in_data, out_data, rows.run, rows.ndim,
+                                   rows.shape, rows.in_strides, rows.out_strides);
+    }
+    if (failed) {
+        Py_DECREF(out);
+        PyErr_SetString(PyExc_SystemError, "relu_compute_rows refused a layout it was given");
+        return NULL;
+    }
+    return (PyObject *)out;
 }

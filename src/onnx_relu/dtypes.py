@@ -9,6 +9,14 @@ Also here: the ONNX names of the types numpy (or ml_dtypes) can hold that no Rel
 (:data:`REFUSED_ONNX_NAMES`, with the Relu type each converts into exactly), and the one helper
 that puts a dtype in native byte order (:func:`native`). Nothing here imports onnx.
 
+ml_dtypes is imported only when something needs one of its types (:func:`bfloat16_dtype`,
+:func:`dtype_of_onnx_type` of an ml_dtypes type, ``RELU_TYPE_BY_NAME["bfloat16"].dtype``):
+importing it costs several times ``import numpy``, and float32 work never needs it. An array
+of an ml_dtypes type exists only once ml_dtypes is loaded, so the tables keyed by dtype
+(:data:`RELU_TYPE_BY_DTYPE`, :data:`REFUSED_ONNX_NAMES`, each Relu version's dtypes) gain
+ml_dtypes' types at that moment: at this module's import if ml_dtypes is loaded already,
+otherwise when it is imported later (an import hook watches for it), whoever imports it.
+
 Examples
 --------
 >>> from onnx_relu.dtypes import RELU_TYPE_BY_NAME, onnx_type_name, describe_dtype
@@ -24,9 +32,13 @@ Examples
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import _thread
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import Any
 
-import ml_dtypes
 import numpy as np
 
 __all__ = [
@@ -41,6 +53,9 @@ __all__ = [
     "dtype_of_onnx_type",
     "describe_dtype",
     "lossless_target",
+    "bfloat16_dtype",
+    "loaded_bfloat16_dtype",
+    "is_bfloat16",
 ]
 
 
@@ -74,10 +89,19 @@ class ReluType:
 
     onnx_name: str
     elem_type: int
-    dtype: np.dtype
     name: str
     bits: int
     mantissa_bits: int | None = None
+    #: The dtype once known: None for bfloat16 until ml_dtypes is loaded (see ``dtype``).
+    _dtype: np.dtype | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def dtype(self) -> np.dtype:
+        """The numpy dtype (bfloat16: ``ml_dtypes.bfloat16``, importing ml_dtypes if needed)."""
+        if self._dtype is None:
+            _load_ml_dtypes()
+            assert self._dtype is not None  # set by _load_ml_dtypes
+        return self._dtype
 
     @property
     def is_float(self) -> bool:
@@ -94,30 +118,35 @@ def _relu_type(
     onnx_name: str, elem_type: int, dtype: object, mantissa_bits: int | None = None
 ) -> ReluType:
     dt = np.dtype(dtype)  # type: ignore[call-overload]
-    return ReluType(onnx_name, elem_type, dt, dt.name, 8 * dt.itemsize, mantissa_bits)
+    return ReluType(onnx_name, elem_type, dt.name, 8 * dt.itemsize, mantissa_bits, dt)
 
 
-#: The eight types, floats first; the element type numbers are onnx.TensorProto's.
+#: The eight types, floats first; the element type numbers are onnx.TensorProto's. bfloat16's
+#: dtype is ml_dtypes', filled in when ml_dtypes is loaded.
 RELU_TYPES: tuple[ReluType, ...] = (
     _relu_type("tensor(float)", 1, np.float32, 23),
     _relu_type("tensor(double)", 11, np.float64, 52),
     _relu_type("tensor(float16)", 10, np.float16, 10),
-    _relu_type("tensor(bfloat16)", 16, ml_dtypes.bfloat16, 7),
+    ReluType("tensor(bfloat16)", 16, "bfloat16", 16, 7),
     _relu_type("tensor(int8)", 3, np.int8),
     _relu_type("tensor(int16)", 5, np.int16),
     _relu_type("tensor(int32)", 6, np.int32),
     _relu_type("tensor(int64)", 7, np.int64),
 )
+_BFLOAT16 = RELU_TYPES[3]
 
 RELU_TYPE_BY_ONNX_NAME: dict[str, ReluType] = {t.onnx_name: t for t in RELU_TYPES}
 RELU_TYPE_BY_NAME: dict[str, ReluType] = {t.name: t for t in RELU_TYPES}
-RELU_TYPE_BY_DTYPE: dict[np.dtype, ReluType] = {t.dtype: t for t in RELU_TYPES}
+#: dtype -> type; bfloat16 is in it from when ml_dtypes is loaded (no array has it before).
+RELU_TYPE_BY_DTYPE: dict[np.dtype, ReluType] = {
+    t._dtype: t for t in RELU_TYPES if t._dtype is not None
+}
 
 
-# ONNX tensor types numpy (or ml_dtypes) can hold but no Relu version allows: (numpy or ml_dtypes
-# attribute, ONNX name, the Relu type it converts into exactly or None). An ml_dtypes type that
-# the installed ml_dtypes lacks is left out.
-_REFUSED = (
+# ONNX tensor types numpy (or ml_dtypes) can hold but no Relu version allows: (the module with
+# the type, numpy or "ml_dtypes", its attribute, ONNX name, the Relu type it converts into
+# exactly or None). An ml_dtypes type that the installed ml_dtypes lacks is left out.
+_REFUSED: tuple[tuple[Any, str, str, str | None], ...] = (
     (np, "bool_", "tensor(bool)", "int8"),
     (np, "uint8", "tensor(uint8)", "int16"),
     (np, "uint16", "tensor(uint16)", "int32"),
@@ -125,23 +154,24 @@ _REFUSED = (
     (np, "uint64", "tensor(uint64)", None),
     (np, "complex64", "tensor(complex64)", None),
     (np, "complex128", "tensor(complex128)", None),
-    (ml_dtypes, "float8_e4m3fn", "tensor(float8e4m3fn)", "float16"),
-    (ml_dtypes, "float8_e4m3fnuz", "tensor(float8e4m3fnuz)", "float16"),
-    (ml_dtypes, "float8_e5m2", "tensor(float8e5m2)", "float16"),
-    (ml_dtypes, "float8_e5m2fnuz", "tensor(float8e5m2fnuz)", "float16"),
-    (ml_dtypes, "float8_e8m0fnu", "tensor(float8e8m0)", "float32"),
-    (ml_dtypes, "float4_e2m1fn", "tensor(float4e2m1)", "float16"),
-    (ml_dtypes, "int4", "tensor(int4)", "int8"),
-    (ml_dtypes, "uint4", "tensor(uint4)", "int8"),
-    (ml_dtypes, "int2", "tensor(int2)", "int8"),
-    (ml_dtypes, "uint2", "tensor(uint2)", "int8"),
+    ("ml_dtypes", "float8_e4m3fn", "tensor(float8e4m3fn)", "float16"),
+    ("ml_dtypes", "float8_e4m3fnuz", "tensor(float8e4m3fnuz)", "float16"),
+    ("ml_dtypes", "float8_e5m2", "tensor(float8e5m2)", "float16"),
+    ("ml_dtypes", "float8_e5m2fnuz", "tensor(float8e5m2fnuz)", "float16"),
+    ("ml_dtypes", "float8_e8m0fnu", "tensor(float8e8m0)", "float32"),
+    ("ml_dtypes", "float4_e2m1fn", "tensor(float4e2m1)", "float16"),
+    ("ml_dtypes", "int4", "tensor(int4)", "int8"),
+    ("ml_dtypes", "uint4", "tensor(uint4)", "int8"),
+    ("ml_dtypes", "int2", "tensor(int2)", "int8"),
+    ("ml_dtypes", "uint2", "tensor(uint2)", "int8"),
 )
 
-#: numpy dtype -> ONNX name, for the ONNX types that no Relu version allows.
+#: numpy dtype -> ONNX name, for the ONNX types that no Relu version allows (ml_dtypes' from
+#: when ml_dtypes is loaded).
 REFUSED_ONNX_NAMES: dict[np.dtype, str] = {
     np.dtype(getattr(module, attr)): onnx_name
     for module, attr, onnx_name, _target in _REFUSED
-    if hasattr(module, attr)
+    if module is np and hasattr(module, attr)
 }
 
 # ONNX name of a refused type -> the Relu type (short name) it converts into without loss.
@@ -149,9 +179,176 @@ _LOSSLESS_TARGET: dict[str, str] = {
     onnx_name: target for _module, _attr, onnx_name, target in _REFUSED if target is not None
 }
 
-_ONNX_NAME_OF: dict[np.dtype, str] = {t.dtype: t.onnx_name for t in RELU_TYPES}
+_ONNX_NAME_OF: dict[np.dtype, str] = {t: r.onnx_name for t, r in RELU_TYPE_BY_DTYPE.items()}
 _ONNX_NAME_OF.update(REFUSED_ONNX_NAMES)
 _DTYPE_OF_ONNX_NAME: dict[str, np.dtype] = {name: dt for dt, name in _ONNX_NAME_OF.items()}
+# The ONNX types only ml_dtypes holds: asking for one of them loads it.
+_ML_DTYPES_ONNX_NAMES = frozenset(
+    [_BFLOAT16.onnx_name] + [name for module, _a, name, _t in _REFUSED if module == "ml_dtypes"]
+)
+
+
+# ---- ml_dtypes, loaded when first needed ----------------------------------------------------
+# Whoever imports ml_dtypes (this package, the user, onnx), its types join the tables above,
+# and the callbacks registered with _when_ml_dtypes_loaded run (each Relu version's dtypes,
+# the ufunc's bfloat16 loop), once, under this lock. ml_dtypes is never imported while the
+# lock is held: its import runs the callbacks, which take the lock (a re-entrant one, for a
+# callback that asks for a table).
+_ml_dtypes_lock = _thread.RLock()
+_ml_dtypes_done = False
+_ml_dtypes_callbacks: list[Callable[[np.dtype], object]] = []
+
+
+def _ml_dtypes_loaded(ml_dtypes: ModuleType) -> None:
+    """Add ml_dtypes' types to the tables and run the callbacks (once; a no-op after)."""
+    global _ml_dtypes_done
+    with _ml_dtypes_lock:
+        if _ml_dtypes_done:
+            return
+        bfloat16 = np.dtype(ml_dtypes.bfloat16)
+        object.__setattr__(_BFLOAT16, "_dtype", bfloat16)  # (frozen: set once, here)
+        RELU_TYPE_BY_DTYPE[bfloat16] = _BFLOAT16
+        _ONNX_NAME_OF[bfloat16] = _BFLOAT16.onnx_name
+        for module, attr, onnx_name, _target in _REFUSED:
+            if module == "ml_dtypes" and hasattr(ml_dtypes, attr):
+                REFUSED_ONNX_NAMES[np.dtype(getattr(ml_dtypes, attr))] = onnx_name
+        _ONNX_NAME_OF.update(REFUSED_ONNX_NAMES)
+        _DTYPE_OF_ONNX_NAME.update({name: dt for dt, name in _ONNX_NAME_OF.items()})
+        for callback in _ml_dtypes_callbacks:  # each is idempotent: a failure retries them all
+            callback(bfloat16)
+        _ml_dtypes_done = True
+        _ml_dtypes_callbacks.clear()
+
+
+def _when_ml_dtypes_loaded(callback: Callable[[np.dtype], object]) -> None:
+    """Call ``callback(bfloat16 dtype)`` now if ml_dtypes is loaded, else once it is."""
+    with _ml_dtypes_lock:
+        done = _ml_dtypes_done
+        if not done:
+            _ml_dtypes_callbacks.append(callback)
+    if done:
+        callback(_BFLOAT16.dtype)
+    else:  # loaded and not seen by the hook (being imported, or the hook failed): run them
+        _catch_up_with_ml_dtypes()
+
+
+def _load_ml_dtypes() -> None:
+    """Import ml_dtypes (outside the lock: see above) and make sure its types are known."""
+    import ml_dtypes
+
+    _ml_dtypes_loaded(ml_dtypes)
+
+
+def _catch_up_with_ml_dtypes() -> bool:
+    """True if ml_dtypes' types were not known yet and are now: ml_dtypes was loaded after all
+    without the hook seeing it (it failed, or was removed). The callers are the slow paths of
+    the look-ups by dtype (a dtype not found): a bfloat16 array is one of them until then."""
+    if _ml_dtypes_done or "ml_dtypes" not in sys.modules:
+        return False
+    _load_ml_dtypes()
+    return True
+
+
+def bfloat16_dtype() -> np.dtype:
+    """``ml_dtypes.bfloat16`` as a numpy dtype, importing ml_dtypes if it is not loaded yet.
+
+    Examples
+    --------
+    >>> bfloat16_dtype().name
+    'bfloat16'
+    """
+    return _BFLOAT16.dtype
+
+
+def loaded_bfloat16_dtype() -> np.dtype | None:
+    """``ml_dtypes.bfloat16`` as a numpy dtype if ml_dtypes is loaded, else None (no array can
+    have that type then); imports nothing.
+
+    Examples
+    --------
+    >>> import ml_dtypes
+    >>> loaded_bfloat16_dtype() == ml_dtypes.bfloat16
+    True
+    """
+    if _BFLOAT16._dtype is None:
+        _catch_up_with_ml_dtypes()
+    return _BFLOAT16._dtype
+
+
+def is_bfloat16(dtype: np.dtype) -> bool:
+    """True if ``dtype`` is ``ml_dtypes.bfloat16`` in native byte order; imports nothing.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> is_bfloat16(np.dtype("float32"))
+    False
+    """
+    bfloat16 = loaded_bfloat16_dtype()
+    return bfloat16 is not None and dtype == bfloat16
+
+
+class _MlDtypesWatcher:
+    """A ``sys.meta_path`` finder that sees ``import ml_dtypes`` and, once ml_dtypes has run,
+    calls :func:`_ml_dtypes_loaded` and removes itself; every other import it passes on at once.
+
+    It finds ml_dtypes' spec with the finders after it and wraps the loader only around
+    ``exec_module``: the module's ``__loader__`` and ``__spec__.loader`` are the real loader.
+    """
+
+    @classmethod
+    def find_spec(cls, name: str, path: Any = None, target: Any = None) -> Any:
+        if name != "ml_dtypes":
+            return None
+        for finder in list(sys.meta_path):
+            find_spec = getattr(finder, "find_spec", None)
+            if finder is cls or find_spec is None:
+                continue
+            spec = find_spec(name, path, target)
+            if spec is not None:
+                break
+        else:
+            return None
+        if spec.loader is not None and hasattr(spec.loader, "exec_module"):
+            spec.loader = _MlDtypesLoader(spec.loader)
+        return spec
+
+    @classmethod
+    def remove(cls) -> None:
+        try:
+            sys.meta_path.remove(cls)
+        except ValueError:
+            pass
+
+
+class _MlDtypesLoader:
+    """ml_dtypes' own loader, followed by :func:`_ml_dtypes_loaded` (see the watcher)."""
+
+    def __init__(self, loader: Any) -> None:
+        self._loader = loader
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._loader, name)
+
+    def create_module(self, spec: Any) -> Any:
+        return self._loader.create_module(spec)
+
+    def exec_module(self, module: ModuleType) -> None:
+        module.__loader__ = self._loader
+        if module.__spec__ is not None:
+            module.__spec__.loader = self._loader
+        self._loader.exec_module(module)
+        _MlDtypesWatcher.remove()
+        try:
+            _ml_dtypes_loaded(module)
+        except Exception:  # noqa: BLE001 - never fail the user's import of ml_dtypes:
+            pass  # the next look-up of an ml_dtypes type catches up and raises the real error
+
+
+if "ml_dtypes" in sys.modules:
+    _load_ml_dtypes()
+else:
+    sys.meta_path.insert(0, _MlDtypesWatcher)
 
 
 def native(dtype: np.dtype) -> np.dtype:
@@ -169,8 +366,11 @@ def native(dtype: np.dtype) -> np.dtype:
 def onnx_type_name(dtype: np.dtype) -> str | None:
     """The ONNX tensor type of a native-order numpy dtype, or None if ONNX has no such type."""
     name = _ONNX_NAME_OF.get(dtype)
-    if name is None and dtype.kind in "US":
-        return "tensor(string)"
+    if name is None:
+        if dtype.kind in "US":
+            return "tensor(string)"
+        if _catch_up_with_ml_dtypes():
+            return _ONNX_NAME_OF.get(dtype)
     return name
 
 
@@ -184,7 +384,11 @@ def dtype_of_onnx_type(onnx_type: str) -> np.dtype | None:
     >>> dtype_of_onnx_type("tensor(string)") is None
     True
     """
-    return _DTYPE_OF_ONNX_NAME.get(onnx_type)
+    dtype = _DTYPE_OF_ONNX_NAME.get(onnx_type)
+    if dtype is None and onnx_type in _ML_DTYPES_ONNX_NAMES and not _ml_dtypes_done:
+        _load_ml_dtypes()
+        dtype = _DTYPE_OF_ONNX_NAME.get(onnx_type)
+    return dtype
 
 
 def describe_dtype(dtype: np.dtype) -> str:

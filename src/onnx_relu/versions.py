@@ -13,7 +13,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .dtypes import RELU_TYPE_BY_ONNX_NAME, describe_dtype, lossless_target, native, onnx_type_name
+from .dtypes import (
+    RELU_TYPE_BY_ONNX_NAME,
+    _when_ml_dtypes_loaded,
+    describe_dtype,
+    lossless_target,
+    native,
+    onnx_type_name,
+)
 from .errors import InvalidOpsetError
 
 __all__ = [
@@ -45,7 +52,8 @@ class ReluVersion:
     attributes : tuple of str
         The attribute names the version declares (only Relu-1 has one, ``consumed_inputs``).
     dtypes : frozenset of numpy.dtype
-        The allowed types as (native byte order) numpy dtypes, computed once from ``types``.
+        The allowed types as (native byte order) numpy dtypes, computed from ``types``;
+        bfloat16 is in it from when ml_dtypes is loaded (no array can have it before).
     """
 
     since: int
@@ -54,8 +62,14 @@ class ReluVersion:
     dtypes: frozenset[np.dtype] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        allowed = frozenset(RELU_TYPE_BY_ONNX_NAME[t].dtype for t in self.types)
-        object.__setattr__(self, "dtypes", allowed)  # (frozen: set once, here)
+        self._set_dtypes()
+
+    def _set_dtypes(self) -> None:
+        """(Re)compute ``dtypes`` from the types whose dtype is known (all, once ml_dtypes is
+        loaded): at creation and when ml_dtypes is loaded."""
+        types = (RELU_TYPE_BY_ONNX_NAME[t] for t in self.types)
+        allowed = frozenset(t._dtype for t in types if t._dtype is not None)
+        object.__setattr__(self, "dtypes", allowed)  # (frozen: set here only)
 
     @property
     def name(self) -> str:
@@ -71,6 +85,14 @@ RELU_VERSIONS: dict[int, ReluVersion] = {
 }
 
 LATEST_VERSION: ReluVersion = RELU_VERSIONS[max(RELU_VERSIONS)]
+
+
+def _with_bfloat16(_bfloat16: object) -> None:
+    for version in RELU_VERSIONS.values():
+        version._set_dtypes()
+
+
+_when_ml_dtypes_loaded(_with_bfloat16)
 
 
 def check_opset(opset: object) -> int:

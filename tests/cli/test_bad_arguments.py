@@ -99,12 +99,21 @@ SIGINT_AT_IMPORT = textwrap.dedent(
 @pytest.mark.parametrize(
     ("module", "args"),
     [
-        ("numpy", ("--version",)),  # while numpy and the kernel are imported (in main)
+        # while numpy and the kernel are imported (by the command that needs them: the command
+        # line parses its arguments first, and --version, --help need neither)
+        ("numpy", ("apply", "x.npy", "y.npy")),
+        ("onnx_relu._relu", ("apply", "x.npy", "y.npy")),
         ("onnx_relu.cli.apply", ("--version",)),  # while the command's modules are imported
         ("onnx_relu.bench", ("bench", *TINY_BENCH, "--json", "", "--no-plot")),  # in main
         ("onnx_relu.files", ("apply", "x.npy", "y.npy")),  # in the guarded work
     ],
-    ids=["importing-numpy", "importing-the-cli", "importing-the-bench", "importing-files"],
+    ids=[
+        "importing-numpy",
+        "importing-the-kernel",
+        "importing-the-cli",
+        "importing-the-bench",
+        "importing-files",
+    ],
 )
 @pytest.mark.parametrize("command", [(SCRIPT,), MODULE], ids=["onnx-relu", "python -m onnx_relu"])
 def test_ctrl_c_during_start_up_is_one_line_and_status_130(tmp_path, module, args, command):

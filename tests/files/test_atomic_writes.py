@@ -99,3 +99,39 @@ def test_directory_failure_removes_temporary_and_keeps_old_store(tmp_path):
 def test_docstring_examples_run():
     result = doctest.testmod(_atomic)
     assert result.failed == 0 and result.attempted > 0
+
+
+def _folder_near_path_max(root, length: int) -> str:
+    """A folder under ``root`` whose absolute path is ``length`` bytes long."""
+    folder = os.path.abspath(root)
+    while len(folder) < length - 201:
+        folder = os.path.join(folder, "d" * 200)
+    folder = os.path.join(folder, "e" * (length - len(folder) - 1))
+    os.makedirs(folder)
+    return folder
+
+
+@pytest.mark.parametrize("suffix", [".npy", ".pb"])
+def test_out_near_path_max_is_written(tmp_path, suffix):
+    # issue 30, item 6: the temporary's path is 27 bytes longer than OUT's; an OUT that the OS
+    # accepts (4,079 bytes, under Linux's PATH_MAX of 4,096 with its NUL) must be writable.
+    import numpy as np
+
+    from onnx_relu import read_tensor, write_tensor
+    from tests.support.cli import run_cli
+
+    folder = _folder_near_path_max(tmp_path, 4068)
+    out = os.path.join(folder, "yyyyyy" + suffix)
+    assert len(os.fsencode(out)) == 4075 + len(suffix)
+    write_tensor(out, np.array([-1.0, 2.0]))
+    assert read_tensor(out).tolist() == [-1.0, 2.0]
+    write_tensor(tmp_path / "x.npy", np.array([-3.0, 4.0]))
+    done = run_cli("apply", tmp_path / "x.npy", out)
+    assert done.returncode == 0, done.stderr
+    assert read_tensor(out).tolist() == [0.0, 4.0]
+    assert os.listdir(folder) == ["yyyyyy" + suffix]
+    with pytest.raises(RuntimeError):  # a failure still removes the temporary
+        with atomic_file(out) as file:
+            file.write(b"half")
+            raise RuntimeError
+    assert os.listdir(folder) == ["yyyyyy" + suffix]

@@ -180,6 +180,46 @@ def test_model_whose_external_data_cannot_be_read_is_refused(files, location, me
     refused_by_every_command(files, model, 2, "its external tensor data cannot be read")
 
 
+MALFORMED_EXTERNAL_DATA = {
+    "length-not-a-number": ([("location", "w.bin"), ("length", "abc")], "field 'length' is 'abc'"),
+    "offset-not-a-number": ([("location", "w.bin"), ("offset", "abc")], "field 'offset' is 'abc'"),
+    "negative-offset": ([("location", "w.bin"), ("offset", "-8")], "field 'offset' is '-8'"),
+    "nul-in-location": ([("location", "w\0.bin")], "'location' ('w\\x00.bin') holds a NUL"),
+    "location-not-utf-8": ([("location", "w\x01\x01.bin")], "'location' is b'w\\xff\\xfe.bin'"),
+    "length-short": ([("location", "w.bin"), ("length", "4")], "field 'length' is 4, but its dims"),
+    "length-long": ([("location", "w.bin"), ("length", "12")], "field 'length' is 12, but its"),
+    "no-length-file-too-long": (
+        [("location", "w.bin"), ("offset", "4")],
+        "no external_data field 'length', and its file holds 12 bytes after offset 4",
+    ),
+}
+
+
+COMMAND_CASES = ("length-not-a-number", "location-not-utf-8", "length-short")
+
+
+@pytest.mark.parametrize("case", MALFORMED_EXTERNAL_DATA, ids=list(MALFORMED_EXTERNAL_DATA))
+def test_model_with_malformed_external_data_fields_is_refused_naming_tensor_and_field(files, case):
+    entries, fragment = MALFORMED_EXTERNAL_DATA[case]
+    (files / "w.bin").write_bytes(bytes(16))
+    tensor = TensorProto(
+        name="X", data_type=TensorProto.FLOAT, dims=[2], data_location=TensorProto.EXTERNAL
+    )
+    for key, value in entries:
+        tensor.external_data.add(key=key, value=value)
+    data = chain_model(initializers=(tensor,)).SerializeToString()
+    data = data.replace(b"w\x01\x01.bin", b"w\xff\xfe.bin")  # protobuf gives it back as bytes
+    model = files / "m.onnx"
+    model.write_bytes(data)
+    before = folder_state(files)
+    refused_by_every_function(model, InvalidModelError, "external tensor data cannot be read")
+    refused_by_every_function(model, InvalidModelError, "tensor 'X': ")
+    refused_by_every_function(model, InvalidModelError, fragment)
+    assert folder_state(files) == before
+    if case in COMMAND_CASES:  # the commands' one line and exit 2 (each command is a process)
+        refused_by_every_command(files, model, 2, fragment)
+
+
 def test_model_that_shape_inference_rejects_is_judged_with_declared_types(files):
     """onnx's shape inference raises a bare ValueError ("Invalid tensor data type 74.") when
     an If's branches declare an unknown element type; check_model then judges the Relu nodes

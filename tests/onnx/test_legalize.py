@@ -218,3 +218,38 @@ def test_rewrites_keep_scalars_empty_and_strided_tensors(onnx_type, shape):
     (y,) = run_with_onnxruntime(legalized, {"x": x})
     assert y.shape == x.shape and y.dtype == x.dtype
     np.testing.assert_array_equal(as_bits(y), as_bits(expected_relu(x)))
+
+
+def _graph_model(nodes, elem_type=TensorProto.BFLOAT16):
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", elem_type, [4])],
+        [helper.make_tensor_value_info("z", elem_type, [4])],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
+
+
+@pytest.mark.parametrize(
+    "nodes",
+    [
+        # unsorted: z's producer first
+        [helper.make_node("Relu", ["y"], ["z"], name="b"), helper.make_node("Relu", ["x"], ["y"], name="a")],
+        # not SSA: y assigned twice
+        [helper.make_node("Relu", ["x"], ["y"], name="a"), helper.make_node("Relu", ["x"], ["y"], name="a2"),
+         helper.make_node("Relu", ["y"], ["z"], name="b")],
+    ],
+    ids=["unsorted", "not-ssa"],
+)  # fmt: skip
+def test_legalize_keeps_the_graphs_structure_as_it_is_and_rewrites_only_relu_nodes(nodes):
+    # issue 30: legalize neither sorts nor validates a graph's structure (onnx's checker does,
+    # with full_check=True); an unsorted or non-SSA graph comes back with the same node order
+    # and names, each Relu rewritten in its place, and onnx's checker refuses it as before.
+    model = _graph_model(nodes)
+    with pytest.raises(onnx.checker.ValidationError):
+        onnx.checker.check_model(model, full_check=True)
+    result = legalize(model)
+    relu_outputs = [n.output[0] for n in model.graph.node]
+    assert [o for n in result.graph.node for o in n.output if o in relu_outputs] == relu_outputs
+    with pytest.raises(onnx.checker.ValidationError):
+        onnx.checker.check_model(result, full_check=True)

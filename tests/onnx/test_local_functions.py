@@ -91,7 +91,67 @@ def test_check_model_judges_relu_inside_a_function_per_call_type(nested):
 
 def test_check_model_uses_the_functions_own_opset():
     findings = check_model(function_model([TensorProto.INT16], opset=14, function_opset=13))
-    assert [(f.kind, f.version, f.opset) for f in findings] == [("type-not-allowed", 13, 13)]
+    assert [(f.kind, f.version, f.opset) for f in findings] == [
+        ("opset", 13, 13),
+        ("type-not-allowed", 13, 13),
+    ]
+    # opsets 6 and 12 both have Relu-6: compatible, judged at the function's own opset
+    findings = check_model(function_model([TensorProto.INT16], opset=12, function_opset=6))
+    assert [(f.kind, f.version, f.opset) for f in findings] == [("type-not-allowed", 6, 6)]
+
+
+# issue 30, item 5: onnx's checker (check_opset_compatibility) refuses a function whose nodes
+# resolve to another schema at its own opset than at the model's; onnxruntime inlines it at the
+# model's opset (where int8 is not allowed). Every front end now says so.
+@pytest.mark.parametrize(
+    ("opset", "function_opset", "elem_type"),
+    [
+        (13, 14, TensorProto.INT8),
+        (13, 14, TensorProto.FLOAT),
+        (14, 13, TensorProto.FLOAT),
+        (6, 13, TensorProto.FLOAT),
+        (5, 6, TensorProto.FLOAT),
+    ],
+)
+def test_function_opset_incompatible_with_the_models_is_found_as_onnxs_checker_finds_it(
+    opset, function_opset, elem_type
+):
+    model = function_model([elem_type], opset=opset, function_opset=function_opset)
+    with pytest.raises(onnx.checker.ValidationError, match="not compatible"):
+        onnx.checker.check_model(model, full_check=True)  # the rule followed
+    findings = check_model(model)
+    assert [f.kind for f in findings] == ["opset"]
+    assert f"the function imports ai.onnx opset {function_opset}" in findings[0].message
+    assert f"the model imports opset {opset}" in findings[0].message
+    with pytest.raises(ValueError, match="not compatible"):
+        ReluReferenceEvaluator(model)
+
+
+@pytest.mark.parametrize(("opset", "function_opset"), [(12, 6), (15, 14), (21, 14), (13, 13)])
+def test_function_opsets_with_the_same_relu_version_are_compatible(opset, function_opset):
+    model = function_model([TensorProto.FLOAT], opset=opset, function_opset=function_opset)
+    onnx.checker.check_model(model, full_check=True)
+    assert check_model(model) == []
+
+
+def test_opset_compatibility_is_asked_of_the_functions_own_nodes_as_onnxs_checker_asks_it():
+    # onnx's checker leaves nodes in a function node's subgraphs alone; so does check_model
+    model = function_model([TensorProto.FLOAT], opset=13, function_opset=14, nested=True)
+    onnx.checker.check_model(model, full_check=True)
+    assert check_model(model) == []
+
+
+@requires("onnxruntime")
+def test_function_opset_incompatible_with_the_models_is_refused_by_ort_session_and_legalize():
+    from onnx_relu import ort_session
+
+    model = function_model([TensorProto.INT8], opset=13, function_opset=14)
+    with pytest.raises(Exception, match="not compatible|int8|INVALID_GRAPH"):  # onnxruntime's own
+        run_with_onnxruntime(model, {"x0": np.array([1, -1], np.int8)})
+    with pytest.raises(ValueError, match="not compatible with the version|not compatible"):
+        ort_session(model)
+    with pytest.raises(ValueError, match="not compatible"):
+        legalize(model)
 
 
 @requires("onnxruntime")  # legalize probes onnxruntime

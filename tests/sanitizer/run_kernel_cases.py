@@ -176,6 +176,9 @@ class Case:
     x: Operand
     out: Operand | None  # None: relu allocates; ``x`` itself for in place
     in_place: bool = False
+    #: Called through onnx_relu.relu, not the ufunc: views of gapped rows then run as one kernel
+    #: call over their rows (relu_compute_rows, onnx_relu._relu._relu_view).
+    through_relu: bool = False
 
 
 @dataclass
@@ -270,6 +273,26 @@ def _two_d(dtype: np.dtype, n: int, offset: int) -> Case:
     return Case(place(dtype, (2, n), offset, (n * s + 5, s)), place(dtype, (2, n), offset))
 
 
+@layout("2-d-gapped-rows-as-one-call")
+def _two_d_one_call(dtype: np.dtype, n: int, offset: int) -> Case:
+    s = dtype.itemsize
+    return Case(
+        place(dtype, (3, n), offset, (n * s + 5, s)),
+        place(dtype, (3, n), offset),
+        through_relu=True,
+    )
+
+
+@layout("2-d-gapped-rows-into-gapped-rows")
+def _two_d_gapped_out(dtype: np.dtype, n: int, offset: int) -> Case:
+    s = dtype.itemsize
+    return Case(
+        place(dtype, (3, n), offset, (n * s + 5, s)),
+        place(dtype, (3, n), _out_offset(offset, n), (-(n * s + 2 * s), s)),
+        through_relu=True,
+    )
+
+
 class Pools:
     """Per type: input bit patterns and the oracle's expected bit patterns, sliced per case."""
 
@@ -305,7 +328,8 @@ def run_case(case: Case, pools: Pools, dtype: np.dtype, tally: Tally, where: tup
         tally.fail(f"[{phase}] {name} {dtype} n={n} offset={offset}: {what}")
 
     try:
-        result = relu_ufunc(x.view) if out is None else relu_ufunc(x.view, out=out.view)
+        compute = relu if case.through_relu else relu_ufunc
+        result = compute(x.view) if out is None else compute(x.view, out=out.view)
     except Exception as exc:  # noqa: BLE001 - any exception is a finding here
         fail(f"raised {type(exc).__name__}: {exc}")
         return

@@ -176,6 +176,13 @@ def build_parser(prog: str = "python -m onnx_relu.bench") -> argparse.ArgumentPa
         " the ONNX_RELU_* settings that reproduce it",
     )
     option(
+        "--figures",
+        choices=("start-up", "layouts", "thread-scaling"),
+        help="instead of the benchmark: one set of focused same-run figures (see"
+        " onnx_relu.bench.figures): start-up times of fresh processes, views numpy cannot merge"
+        " against contiguous arrays, or N Python threads calling relu",
+    )
+    option(
         "--models",
         nargs="*",
         choices=("cnn", "mlp"),
@@ -255,6 +262,11 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m onnx_relu.ben
             )
         print(format_tables(results))
         return _plot(results, args.png)
+
+    if args.figures:
+        from .figures import main as figures_main
+
+        return figures_main(args.figures)
 
     if args.models is not None:
         from .models import MODELS, format_models, run_models

@@ -63,6 +63,25 @@ def _subcommands() -> tuple[ModuleType, ...]:
     return (demo, apply, run, check, legalize, bench)
 
 
+class _PrintVersion(argparse.Action):
+    """``--version``: "onnx-relu VERSION" on standard output, then exit 0. (argparse's own
+    version action formats the line for the terminal's width, and finding the width imports
+    shutil, which costs ``onnx-relu --version`` a tenth of its time.)"""
+
+    def __init__(self, option_strings: list[str], dest: str = argparse.SUPPRESS) -> None:
+        super().__init__(
+            option_strings,
+            dest,
+            nargs=0,
+            default=argparse.SUPPRESS,
+            help="show program's version number and exit",
+        )
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
+        sys.stdout.write(f"{parser.prog} {__version__}\n")
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``onnx-relu`` command, with every subcommand."""
     parser = argparse.ArgumentParser(
@@ -72,7 +91,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=_MAIN_EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.add_argument("--version", action=_PrintVersion)
     commands = parser.add_subparsers(title="commands", metavar="COMMAND")
     for subcommand in _subcommands():
         subcommand.add_command(commands)

@@ -12,7 +12,6 @@ import io
 import os
 import signal
 import sys
-import threading
 from collections.abc import Callable, Iterator
 
 from ..errors import (
@@ -49,7 +48,10 @@ class Interrupted(BaseException):
 
     @property
     def name(self) -> str:
-        return signal.Signals(self.signum).name
+        try:
+            return signal.Signals(self.signum).name
+        except ValueError:  # a real-time signal other than SIGRTMIN and SIGRTMAX
+            return f"SIGRTMIN+{self.signum - signal.SIGRTMIN}"
 
 
 #: Errors in what the user gave (exit status 2): arguments, files, types, models.
@@ -223,29 +225,53 @@ def interrupted_outside_work(prog: str) -> int:
 
 # --- signals -------------------------------------------------------------------------------
 
+#: Every signal whose default action ends the process and that can arrive from outside (as GNU
+#: sort cleans up on): the terminal's and kill's, timers (``timeout -s``, alarm), the CPU
+#: limit batch schedulers and RLIMIT_CPU send, I/O readiness, power failure, the user and
+#: real-time signals. Not the faults (SEGV, BUS, ILL, FPE, ABRT, SYS, TRAP: the process cannot
+#: go on), and not PIPE and XFSZ, which Python ignores from the start (a write fails with
+#: EPIPE / EFBIG instead, each reported as such).
+_STOP_SIGNAL_NAMES = (
+    "SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT", "SIGALRM", "SIGUSR1", "SIGUSR2", "SIGXCPU",
+    "SIGVTALRM", "SIGPROF", "SIGIO", "SIGPWR", "SIGSTKFLT",
+)  # fmt: skip
 _STOP_SIGNALS = tuple(
-    getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)
+    dict.fromkeys(  # SIGPOLL is SIGIO on Linux
+        [getattr(signal, name) for name in _STOP_SIGNAL_NAMES if hasattr(signal, name)]
+        + (
+            list(range(signal.SIGRTMIN, signal.SIGRTMAX + 1))
+            if hasattr(signal, "SIGRTMIN") and hasattr(signal, "SIGRTMAX")
+            else []
+        )
+    )
 )
 
 
 @contextlib.contextmanager
 def signals_raise_interrupted() -> Iterator[None]:
-    """Turn SIGINT, SIGTERM and SIGHUP into :class:`Interrupted` so cleanup code runs.
+    """Turn every signal that would end the process (:data:`_STOP_SIGNALS`: SIGINT, SIGTERM,
+    SIGHUP, SIGQUIT, SIGALRM, SIGUSR1, SIGXCPU, ...) into :class:`Interrupted` so that cleanup
+    code runs.
 
-    By default SIGTERM and SIGHUP kill the process at once, which would leave a temporary file
-    behind. After the first signal further ones are ignored, so that cleanup is not itself
-    interrupted; the old handlers come back when the block ends.
+    By default they kill the process at once, which would leave a temporary file behind. A
+    signal ignored when the block starts (``nohup`` ignores SIGHUP) stays ignored. After the
+    first signal further ones are ignored, so that cleanup is not itself interrupted; the old
+    handlers come back when the block ends.
     """
+    import threading  # (here: the command line's start-up does without it)
+
     if threading.current_thread() is not threading.main_thread():
         yield  # only the main thread may set handlers; an embedding program keeps its own
         return
 
+    handled = [number for number in _STOP_SIGNALS if signal.getsignal(number) is not signal.SIG_IGN]
+
     def handler(signum: int, _frame: object) -> None:
-        for number in _STOP_SIGNALS:
+        for number in handled:
             signal.signal(number, signal.SIG_IGN)
         raise Interrupted(signum)
 
-    previous = {number: signal.signal(number, handler) for number in _STOP_SIGNALS}
+    previous = {number: signal.signal(number, handler) for number in handled}
     try:
         yield
     finally:

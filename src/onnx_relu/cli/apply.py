@@ -5,13 +5,11 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import logging
 import os
 from collections.abc import Iterator
 
 from ..argtypes import integer_at_least_one, positive_number, thread_count
-from ..files.paths import STDIO
-from ..files.tensors import TENSOR_FORMATS
+from ..files.paths import STDIO, TENSOR_FORMATS
 from ._common import (
     EXIT_OK,
     NOT_WRITTEN,
@@ -132,6 +130,8 @@ def _distributed_logs_quiet() -> Iterator[None]:
     """distributed logs a lost scheduler or worker as tracebacks of its own (39 lines before
     the command's one-line error), through handlers of several loggers; the command reports
     every failure itself, so logging is off in this process while the job runs."""
+    import logging  # (here: the command line's start-up does without it)
+
     previous = logging.root.manager.disable
     logging.disable(logging.CRITICAL)
     try:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import os
-from typing import Any
 
 from ._common import (
     EXIT_OK,
@@ -16,6 +15,10 @@ from ._common import (
     run_guarded,
     shown,
 )
+
+TYPE_CHECKING = False  # (not typing's: see onnx_relu.files.paths)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -96,8 +99,10 @@ def _check_external_data_stays_reachable(model: Any, source: str, output: str) -
 
     if not any(uses_external_data(tensor) for tensor in model.graph.initializer):
         return
-    source_folder = os.path.realpath(os.path.dirname(os.path.abspath(source)))
-    output_folder = os.path.realpath(os.path.dirname(os.path.abspath(output)))
+    from ..files.paths import absolute_path
+
+    source_folder = os.path.realpath(os.path.dirname(absolute_path(source)))
+    output_folder = os.path.realpath(os.path.dirname(absolute_path(output)))
     if source_folder != output_folder:
         raise UsageError(
             f"MODEL {source!r} keeps tensor data in external files, which legalize leaves as"

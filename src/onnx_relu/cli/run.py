@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import argparse
 import os
-from typing import Any
 
 from ..argtypes import thread_count
+from ..files.paths import absolute_path
 from ._common import (
     EXIT_OK,
     PROG,
@@ -19,6 +19,10 @@ from ._common import (
     shown,
     thread_limit,
 )
+
+TYPE_CHECKING = False  # (not typing's: see onnx_relu.files.paths)
+if TYPE_CHECKING:
+    from typing import Any
 
 _RUN_EXAMPLES = f"""\
 examples:
@@ -145,7 +149,7 @@ def _check_output_folder(path: str) -> None:
     if os.path.exists(path) and not os.path.isdir(path):
         raise UsageError(f"-o {path!r} exists and is not a folder")
     # The nearest part of the path that exists must be a folder we may create entries in.
-    existing = os.path.abspath(path)
+    existing = absolute_path(path)
     while not os.path.exists(existing):
         existing = os.path.dirname(existing)
     if not os.path.isdir(existing):

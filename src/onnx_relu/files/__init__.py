@@ -30,10 +30,14 @@ Examples
 ('int16', [0, 0, 5])
 """
 
-from ._atomic import TEMP_SUFFIX, atomic_file
-from .apply import relu_file
-from .progress import Progress
-from .tensors import read_tensor, write_tensor
+# (not typing.TYPE_CHECKING: importing typing costs more than this module)
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # what static checkers see; at run time __getattr__ below imports them
+    from ._atomic import TEMP_SUFFIX, atomic_file
+    from .apply import relu_file
+    from .progress import Progress
+    from .tensors import read_tensor, write_tensor
+    from .zarr_dask import relu_zarr
 
 __all__ = [
     "read_tensor",
@@ -45,13 +49,30 @@ __all__ = [
     "TEMP_SUFFIX",
 ]
 
+# name -> the submodule that defines it, imported on first use: a submodule (``.paths``, what
+# the command line needs to parse its arguments) is then imported without numpy, and the rest
+# of the layer is loaded only as far as the job in hand needs.
+_LAZY_EXPORTS = {
+    "read_tensor": ".tensors",
+    "write_tensor": ".tensors",
+    "relu_file": ".apply",
+    "relu_zarr": ".zarr_dask",
+    "Progress": ".progress",
+    "atomic_file": "._atomic",
+    "TEMP_SUFFIX": "._atomic",
+}
+
 
 def __getattr__(name: str) -> object:
-    # relu_zarr's module imports nothing heavy itself; it is still loaded only when asked for,
-    # so that importing the file layer stays as small as the job in hand.
-    if name == "relu_zarr":
-        from .zarr_dask import relu_zarr
+    import importlib
 
-        globals()[name] = relu_zarr
-        return relu_zarr
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module_name = _LAZY_EXPORTS.get(name)
+    if module_name is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module_name, __name__), name)
+    globals()[name] = value  # later look-ups skip __getattr__
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY_EXPORTS})

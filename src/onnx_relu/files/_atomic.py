@@ -3,8 +3,12 @@
 The new content goes to a temporary name in the destination's own folder (a rename is atomic
 only within one file system), is flushed and fsynced, and is then renamed over the destination.
 On any failure, including KeyboardInterrupt and SystemExit, the temporary is removed and the
-destination is left as it was. A process killed with SIGKILL cannot clean up: it may leave a
-hidden ``.NAME.*.onnx-relu-tmp`` entry next to the destination, never a partial destination.
+destination is left as it was. A process killed with SIGKILL (or by a signal it does not
+handle) cannot clean up: it may leave a hidden ``.NAME.*.onnx-relu-tmp`` entry next to the
+destination, never a partial destination; the writer holds the temporary locked (``flock``), and
+the next write of the same destination removes every temporary of it that no live process
+holds. A replaced file or store keeps the old one's permissions, owner and group (where the
+process may set them; else a ``RuntimeWarning`` says so).
 
 A destination that is a symbolic link is written through, as ``cp`` does: the temporary goes
 next to the file the link points to and replaces that file; the link stays. Only a regular file
@@ -20,14 +24,19 @@ import errno
 import os
 import stat
 import time
+import warnings
 from collections.abc import Callable, Iterator
-from typing import BinaryIO
+
+TYPE_CHECKING = False  # (not typing's: see onnx_relu.files.paths)
+if TYPE_CHECKING:
+    from typing import BinaryIO
 
 __all__ = [
     "TEMP_SUFFIX",
     "atomic_file",
     "atomic_directory",
     "remove_abandoned_temporaries",
+    "remove_abandoned_temporary_files",
     "is_zarr_store",
     "store_replacement_refusal",
 ]
@@ -36,7 +45,8 @@ __all__ = [
 TEMP_SUFFIX = ".onnx-relu-tmp"
 
 
-_CREATE_FLAGS = os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_CREATE_FLAGS = os.O_RDWR | os.O_CREAT | os.O_EXCL | _CLOEXEC
 
 
 def _name_max(folder: str) -> int:
@@ -59,10 +69,15 @@ def _shortened(folder: str, name: str) -> str:
     return name
 
 
-def _temporary_name(folder: str, name: str) -> str:
-    """``.NAME.<12 random hex digits>.onnx-relu-tmp`` in ``folder`` (NAME :func:`_shortened`);
+def _temporary_basename(folder: str, name: str) -> str:
+    """``.NAME.<12 random hex digits>.onnx-relu-tmp`` (NAME :func:`_shortened` for ``folder``);
     the random part keeps it unique."""
-    return os.path.join(folder, f".{_shortened(folder, name)}.{os.urandom(6).hex()}{TEMP_SUFFIX}")
+    return f".{_shortened(folder, name)}.{os.urandom(6).hex()}{TEMP_SUFFIX}"
+
+
+def _temporary_name(folder: str, name: str) -> str:
+    """:func:`_temporary_basename` in ``folder``."""
+    return os.path.join(folder, _temporary_basename(folder, name))
 
 
 def _umask() -> int:
@@ -88,6 +103,109 @@ def _final_mode(path: str, default: int) -> int:
         return default & ~_umask()
 
 
+def _old_owner(path: str) -> tuple[int, int] | None:
+    """The owner and group of the entry ``path`` replaces (None: there is none)."""
+    try:
+        status = os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    return status.st_uid, status.st_gid
+
+
+def _keep_owner(
+    chown: Callable[[int, int], None],
+    current: os.stat_result,
+    owner: tuple[int, int] | None,
+    path: str,
+) -> None:
+    """Give the replacement of ``path`` the old entry's ``owner`` and group, as ``sed -i``
+    does: root may set both; another user the group, if a member of it. What the process may
+    not set is said in one warning (the file is then the writer's, as any new file)."""
+    if owner is None or (current.st_uid, current.st_gid) == owner:
+        return
+    uid, gid = owner
+    with contextlib.suppress(PermissionError):
+        chown(uid, gid)
+        return
+    kept_group = False
+    with contextlib.suppress(PermissionError):
+        chown(-1, gid)
+        kept_group = True
+    lost = f"group {gid} kept but not owner {uid}" if kept_group else f"owner {uid}:{gid} not kept"
+    warnings.warn(
+        f"{path!r} was replaced by a file of user {current.st_uid} ({lost}): only root may give"
+        " a file to another user",
+        RuntimeWarning,
+        stacklevel=4,
+    )
+
+
+#: A temporary file that no process holds locked counts as abandoned only once it is this old:
+#: its writer locks it just after creating it.
+ABANDONED_FILE_AGE_S = 2.0
+
+
+def _lock_temporary(fd: int) -> None:
+    """Hold an exclusive ``flock`` on a temporary file while it is written: the kernel drops it
+    when the writer ends, however it ends, which tells later writers the file is abandoned."""
+    try:
+        import fcntl
+    except ImportError:  # not POSIX: temporaries of killed writers are never recognised
+        return
+    with contextlib.suppress(OSError):
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+
+
+def _file_is_abandoned(candidate: str, folder_fd: int) -> bool:
+    try:
+        import fcntl
+    except ImportError:
+        return False
+    try:
+        fd = os.open(candidate, os.O_RDONLY | _CLOEXEC | os.O_NOFOLLOW, dir_fd=folder_fd)
+    except OSError:
+        return False
+    try:
+        status = os.fstat(fd)
+        if not stat.S_ISREG(status.st_mode) or time.time() - status.st_mtime < (
+            ABANDONED_FILE_AGE_S
+        ):
+            return False
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:  # held: its writer is alive
+            return False
+        return True
+    finally:
+        os.close(fd)
+
+
+def remove_abandoned_temporary_files(path: str | os.PathLike[str]) -> list[str]:
+    """Remove the temporary files of earlier writes of the file ``path`` that no live process
+    holds (their writers were killed, e.g. by SIGKILL or a signal the library does not handle);
+    return their paths. Temporaries of live writers and of other destinations stay."""
+    import re
+
+    _target, folder, name = _split(path)
+    pattern = re.compile(
+        re.escape(f".{_shortened(folder, name)}.") + r"[0-9a-f]{12}" + re.escape(TEMP_SUFFIX)
+    )
+    removed: list[str] = []
+    try:
+        folder_fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | _CLOEXEC)
+    except OSError:
+        return removed
+    try:
+        for entry in os.listdir(folder_fd):
+            if pattern.fullmatch(entry) and _file_is_abandoned(entry, folder_fd):
+                with contextlib.suppress(OSError):
+                    os.unlink(entry, dir_fd=folder_fd)
+                    removed.append(os.path.join(folder, entry))
+    finally:
+        os.close(folder_fd)
+    return removed
+
+
 def _fsync_folder(folder: str) -> None:
     # The rename is durable only once the folder itself is on disk.
     fd = os.open(folder, os.O_RDONLY)
@@ -102,7 +220,9 @@ def _fsync_folder(folder: str) -> None:
 def _split(path: str | os.PathLike[str]) -> tuple[str, str, str]:
     """The destination, its folder and its name. A symbolic link is written through: the file
     (or store) it points to is replaced, next to itself, and the link stays a link."""
-    target = os.path.abspath(os.fspath(path))
+    from .paths import absolute_path  # (paths imports this module)
+
+    target = absolute_path(path)
     if os.path.islink(target):
         target = os.path.realpath(target)
     return target, os.path.dirname(target), os.path.basename(target)
@@ -156,31 +276,67 @@ def atomic_file(path: str | os.PathLike[str]) -> Iterator[BinaryIO]:
     """
     target, folder, name = _split(path)
     _refuse_folder(target, path)  # os.replace would fail at the end, naming the temporary
+    remove_abandoned_temporary_files(target)  # else every killed writer's temporary stays
     mode = _final_mode(target, 0o666)
-    # The name is chosen before the file is created (unlike tempfile.mkstemp), so that an
-    # exception raised at any point after creation, even by a signal handler while the
-    # creating call returns, finds the name here and removes the file.
-    temporary = _temporary_name(folder, name)
-    owned = True  # False once the name turns out to be someone else's file
+    owner = _old_owner(target)
+    # Everything below is done relative to the folder's descriptor, with short names: the
+    # temporary's full path is longer than OUT's, and an OUT near PATH_MAX must be writable.
+    folder_fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | _CLOEXEC)
     try:
+        # The name is chosen before the file is created (unlike tempfile.mkstemp), so that an
+        # exception raised at any point after creation, even by a signal handler while the
+        # creating call returns, finds the name here and removes the file.
+        temporary = _temporary_basename(folder, name)
+        owned = True  # False once the name turns out to be someone else's file
         try:
-            fd = os.open(temporary, _CREATE_FLAGS, 0o600)
-        except FileExistsError:
-            owned = False  # someone else's file: not ours to remove
+            try:
+                fd = os.open(temporary, _CREATE_FLAGS, 0o600, dir_fd=folder_fd)
+            except FileExistsError:
+                owned = False  # someone else's file: not ours to remove
+                raise
+            _lock_temporary(fd)
+            with os.fdopen(fd, "w+b") as file:
+                yield file
+                file.flush()
+                descriptor = file.fileno()
+                _keep_owner(
+                    lambda uid, gid: os.fchown(descriptor, uid, gid),
+                    os.fstat(descriptor),
+                    owner,
+                    target,
+                )
+                os.fchmod(descriptor, mode)  # after fchown, which clears set-user-ID bits
+                os.fsync(file.fileno())
+            _refuse_folder(target, path)  # again: it may have become a FIFO or device meanwhile
+            os.replace(temporary, name, src_dir_fd=folder_fd, dst_dir_fd=folder_fd)
+        except BaseException as error:
+            if owned:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(temporary, dir_fd=folder_fd)
+            if isinstance(error, OSError) and error.filename == temporary:
+                error.filename = os.path.join(folder, temporary)  # name it in full
             raise
-        with os.fdopen(fd, "w+b") as file:
-            yield file
-            file.flush()
-            os.fchmod(file.fileno(), mode)
-            os.fsync(file.fileno())
-        _refuse_folder(target, path)  # again: it may have become a FIFO or device meanwhile
-        os.replace(temporary, target)
-    except BaseException:
-        if owned:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(temporary)
-        raise
-    _fsync_folder(folder)
+        with contextlib.suppress(OSError):  # some file systems refuse fsync on a folder
+            os.fsync(folder_fd)  # the rename is durable only once the folder is on disk
+    finally:
+        os.close(folder_fd)
+
+
+def _keep_tree_owner(root: str, owner: tuple[int, int] | None, path: str) -> None:
+    """:func:`_keep_owner` for a replacement folder: the folder and everything in it."""
+    if owner is None:
+        return
+    current = os.lstat(root)
+    if (current.st_uid, current.st_gid) == owner:
+        return
+    _keep_owner(lambda uid, gid: os.lchown(root, uid, gid), current, owner, path)
+    uid, gid = (owner[0], owner[1]) if os.lstat(root).st_uid == owner[0] else (-1, owner[1])
+    if os.lstat(root).st_gid != owner[1]:
+        return  # not even the group could be set: said once already
+    for folder, subfolders, files in os.walk(root):
+        for entry in (*subfolders, *files):
+            with contextlib.suppress(OSError):
+                os.lchown(os.path.join(folder, entry), uid, gid)
 
 
 def _fsync_tree(root: str) -> None:
@@ -371,6 +527,7 @@ def atomic_directory(
         raise FileExistsError(f"{target} exists and is not a Zarr store; refusing to replace it")
     remove_abandoned_temporaries(target)  # else every killed or stopped job's store stays
     mode = _final_mode(target, 0o777)
+    owner = _old_owner(target)
     temporary = _temporary_name(folder, name)  # named first: see atomic_file
     owned = True
     try:
@@ -384,6 +541,7 @@ def atomic_directory(
             release()
         if sync_tree is not None:
             sync_tree(temporary)
+        _keep_tree_owner(temporary, owner, target)
         os.chmod(temporary, mode)
         if os.path.lexists(target):
             aside = _temporary_name(folder, f"{name}.old")

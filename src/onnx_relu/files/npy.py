@@ -14,7 +14,7 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
-from ..dtypes import RELU_TYPE_BY_NAME, native
+from ..dtypes import bfloat16_dtype, is_bfloat16, native
 from ..errors import InvalidTensorFileError
 from .paths import Output, open_input, regular_size, write_all
 
@@ -27,7 +27,6 @@ __all__ = [
     "write_npy",
 ]
 
-_BFLOAT16 = RELU_TYPE_BY_NAME["bfloat16"].dtype
 _BFLOAT16_NPY_DESCR = "<V2"  # what numpy.save writes for ml_dtypes.bfloat16
 #: The bytes every ``.npy`` file starts with (how standard input's format is told).
 NPY_MAGIC = b"\x93NUMPY"
@@ -74,7 +73,7 @@ class NpyHeader:
 
 def _descr_dtype(descr: object, name: str) -> np.dtype:
     if descr == _BFLOAT16_NPY_DESCR:
-        return _BFLOAT16
+        return bfloat16_dtype()  # (imports ml_dtypes: the one place a file needs it)
     try:
         return np.lib.format.descr_to_dtype(descr)  # type: ignore[arg-type]  # checked here
     # numpy's ways of saying "not a dtype": TypeError, ValueError, and SyntaxError for
@@ -272,10 +271,10 @@ def write_npy(file: Any, array: np.ndarray) -> None:
     """
     if array.dtype.hasobject:
         raise TypeError("a .npy tensor file cannot hold Python objects")
-    if not array.dtype.isnative and native(array.dtype) == _BFLOAT16:
+    if not array.dtype.isnative and is_bfloat16(native(array.dtype)):
         # numpy would write the header descr '>V2', which it reads back as raw void (as every
         # reader does): bfloat16 has one .npy spelling, '<V2', so it is written in native order.
-        array = array.astype(_BFLOAT16, order="K")
+        array = array.astype(native(array.dtype), order="K")
     if not (array.flags.c_contiguous or array.flags.f_contiguous):
         array = np.ascontiguousarray(array)
     _write_to(file, _npy_header_bytes(array))

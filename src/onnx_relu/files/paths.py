@@ -51,13 +51,19 @@ import select
 import stat
 import time
 from collections.abc import Iterator
-from typing import Any, BinaryIO
 
 from ..errors import FileArgumentError, UnsupportedPathError
 from ._atomic import atomic_file
 
+# (not typing.TYPE_CHECKING: importing typing costs the command line's start-up more than this)
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, BinaryIO
+
 __all__ = [
+    "absolute_path",
     "STDIO",
+    "TENSOR_FORMATS",
     "FIFO_WAIT_S",
     "PathKind",
     "path_kind",
@@ -77,8 +83,34 @@ __all__ = [
 #: The name of standard input (as IN) and standard output (as OUT) where a command allows it.
 STDIO = "-"
 
+#: File suffix (lower case) -> tensor format name (here, not in :mod:`.tensors`, so that the
+#: command line can list the formats without importing numpy; ``tensors`` exports it too).
+TENSOR_FORMATS: dict[str, str] = {".npy": "npy", ".pb": "pb"}
+
 #: How long a reader of a FIFO waits for a writer to open it before refusing it.
 FIFO_WAIT_S = 1.0
+
+
+def absolute_path(path: str | os.PathLike[str]) -> str:
+    """``path`` made absolute, as :func:`os.path.abspath` does; where the current working
+    folder has been removed (so that a relative path names no file), a ``FileNotFoundError``
+    that says so and names ``path``, not the bare one ``os.getcwd`` raises.
+
+    Examples
+    --------
+    >>> absolute_path("/data/x.npy")
+    '/data/x.npy'
+    """
+    path = os.fspath(path)
+    try:
+        return os.path.abspath(path)
+    except FileNotFoundError:
+        raise FileNotFoundError(
+            errno.ENOENT,
+            "the current working folder no longer exists (it was removed), so this relative"
+            " path names no file",
+            path,
+        ) from None
 
 
 class PathKind(enum.Enum):
@@ -514,7 +546,8 @@ def check_writable_destination(
             raise FileArgumentError(f"{what} {path!r} is a folder, not a file name") from None
         if kind.is_stream:
             return kind
-    target = os.path.realpath(path) if os.path.islink(path) else os.path.abspath(path)
+    absolute = absolute_path(path)
+    target = os.path.realpath(absolute) if os.path.islink(absolute) else absolute
     folder = os.path.dirname(target)  # a link is written through (see files._atomic)
     if os.path.exists(folder) and not os.path.isdir(folder):
         raise FileArgumentError(f"cannot write {what} {path!r}: {folder!r} is a file, not a folder")

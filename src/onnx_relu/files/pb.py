@@ -10,7 +10,7 @@ from typing import Any, BinaryIO
 import numpy as np
 
 from .._protobuf import PROTOBUF_MESSAGE_LIMIT
-from ..dtypes import RELU_TYPE_BY_NAME, native
+from ..dtypes import bfloat16_dtype, native
 from ..errors import InvalidTensorFileError
 from .paths import open_input, read_bounded
 
@@ -23,9 +23,6 @@ __all__ = [
     "PROTOBUF_MESSAGE_LIMIT",
     "PB_DATA_LIMIT",
 ]
-
-
-_BFLOAT16 = RELU_TYPE_BY_NAME["bfloat16"].dtype
 
 
 def _import_onnx() -> tuple[Any, Any]:
@@ -68,12 +65,15 @@ def _check_int32_data_range(onnx: Any, tensor: Any, label: str) -> None:
         )
 
 
-def read_pb_tensor(path: str | os.PathLike[str]) -> tuple[np.ndarray, str]:
-    """Read a ``.pb`` file holding one ONNX ``TensorProto``: its values and its name."""
+def read_pb_tensor(path: str | os.PathLike[str]) -> tuple[np.ndarray, str | bytes]:
+    """Read a ``.pb`` file holding one ONNX ``TensorProto``: its values and its name (bytes
+    where it is not UTF-8: protobuf gives such proto2 strings back as bytes)."""
     path = os.fspath(path)
     with open_input(path) as file:
         data = read_pb_bytes(file, repr(path))
-    return parse_pb_tensor(data, repr(path), os.path.dirname(os.path.abspath(path)))
+    from .paths import absolute_path
+
+    return parse_pb_tensor(data, repr(path), os.path.dirname(absolute_path(path)))
 
 
 def read_pb_bytes(file: BinaryIO, label: str) -> bytes:
@@ -88,7 +88,7 @@ def read_pb_bytes(file: BinaryIO, label: str) -> bytes:
         ) from None
 
 
-def parse_pb_tensor(data: bytes, label: str, base_dir: str) -> tuple[np.ndarray, str]:
+def parse_pb_tensor(data: bytes, label: str, base_dir: str) -> tuple[np.ndarray, str | bytes]:
     """The values (a new, writeable array) and the name of the serialized TensorProto
     ``data``; ``label`` names it in errors, ``base_dir`` is where its external data would be.
 
@@ -124,9 +124,9 @@ def parse_pb_tensor(data: bytes, label: str, base_dir: str) -> tuple[np.ndarray,
         raise InvalidTensorFileError(
             f"{label}: the TensorProto's data cannot be decoded ({type(exc).__name__}: {exc})"
         ) from None
-    if tensor.data_type == onnx.TensorProto.BFLOAT16 and array.dtype != _BFLOAT16:
+    if tensor.data_type == onnx.TensorProto.BFLOAT16 and array.dtype != bfloat16_dtype():
         # onnx < 1.18 returns its own uint16-based bfloat16 type: same bits, reinterpret them.
-        array = array.view(np.uint16).view(_BFLOAT16)
+        array = array.view(np.uint16).view(bfloat16_dtype())
     if not array.flags.writeable:  # numpy_helper returns a view of the protobuf's bytes
         array = array.copy()
     return array, tensor.name
@@ -147,9 +147,26 @@ def pb_size_refusal(nbytes: int, path: str) -> str | None:
     )
 
 
-def encode_pb_tensor(array: np.ndarray, path: str, name: str = "") -> bytes:
+#: The TensorProto field ``name`` (number 8, length-delimited) as it starts on the wire.
+_NAME_TAG = bytes([8 << 3 | 2])
+
+
+def _varint(value: int) -> bytes:
+    out = bytearray()
+    while True:
+        byte, value = value & 0x7F, value >> 7
+        out.append(byte | (0x80 if value else 0))
+        if not value:
+            return bytes(out)
+
+
+def encode_pb_tensor(array: np.ndarray, path: str, name: str | bytes = "") -> bytes:
     """The serialized ONNX ``TensorProto`` named ``name`` holding ``array``, built completely
     before anything is written; ``path`` is the file it is for, named in errors.
+
+    A ``name`` that protobuf gave back as bytes (a file's name that is not UTF-8, which
+    onnx.proto's proto2 strings allow) is written back as those bytes, unchanged: protobuf will
+    not set such a field, so it is appended to the encoded message (a field may come anywhere).
 
     Raises
     ------
@@ -164,14 +181,17 @@ def encode_pb_tensor(array: np.ndarray, path: str, name: str = "") -> bytes:
     _onnx, numpy_helper = _import_onnx()
     if not array.dtype.isnative:  # TensorProto data is little-endian; onnx wants native input
         array = array.astype(native(array.dtype))
+    raw_name = name if isinstance(name, bytes) else None
     try:
-        tensor = numpy_helper.from_array(array, name=name)
+        tensor = numpy_helper.from_array(array, name="" if raw_name is not None else name)
     except (ValueError, TypeError, KeyError) as exc:
         raise TypeError(f"cannot store {array.dtype} in an ONNX TensorProto: {exc}") from None
     from google.protobuf.message import EncodeError
 
     try:
         data: bytes = tensor.SerializeToString()
+        if raw_name:
+            data += _NAME_TAG + _varint(len(raw_name)) + raw_name
         return data
     except (ValueError, EncodeError) as exc:  # protobuf refuses messages over 2 GiB
         raise ValueError(

@@ -52,6 +52,7 @@ from .npy import NPY_MAGIC, NpyHeader, read_npy_data, read_npy_header, write_npy
 from .paths import (
     STDIO,
     PathKind,
+    absolute_path,
     check_output_kind,
     check_readable,
     check_writable_destination,
@@ -150,8 +151,9 @@ class ApplyPlan:
         The ``.npy`` source's header, read once (None for ``.pb`` and Zarr).
     tensor : numpy.ndarray or None
         A ``.pb`` source's values, read, parsed and checked (None otherwise).
-    tensor_name : str
-        That TensorProto's name (kept when the destination is ``.pb``).
+    tensor_name : str or bytes
+        That TensorProto's name (kept when the destination is ``.pb``, as bytes where it is
+        not UTF-8).
     scheduler : str or None
         With Dask: the scheduler's address (None: a LocalCluster).
     stall_timeout : float or None
@@ -167,7 +169,7 @@ class ApplyPlan:
     dash_is_stdio: bool = False
     header: NpyHeader | None = None
     tensor: np.ndarray | None = field(default=None, repr=False)
-    tensor_name: str = ""
+    tensor_name: str | bytes = ""
     scheduler: str | None = None
     stall_timeout: float | None = None
     file: BinaryIO | None = field(default=None, repr=False, compare=False)
@@ -320,8 +322,9 @@ def plan_apply(
             f"unknown tensor format {stream_format!r}: the formats are 'npy' (NumPy) and 'pb'"
             " (ONNX TensorProto)"
         )
-    src = os.fspath(src)
-    dst = None if dst is None else os.fspath(dst)
+    # bytes paths are decoded as the OS would; os.fsdecode gives the OS the same bytes back
+    src = os.fsdecode(os.fspath(src))
+    dst = None if dst is None else os.fsdecode(os.fspath(dst))
     common: dict[str, Any] = {"opset": opset, "chunk_bytes": chunk_bytes, "names": names}
     stdin = dash_is_stdio and src == STDIO
     stdout = dash_is_stdio and dst == STDIO
@@ -388,7 +391,7 @@ def plan_apply(
         )
         header = None
         tensor = None
-        tensor_name = ""
+        tensor_name: str | bytes = ""
         if src_format == "npy":
             header = read_npy_header(file, source_label)
             check_dtype(header.dtype, opset)
@@ -398,7 +401,7 @@ def plan_apply(
                     raise UnsupportedFileFormatError(refusal)
         else:
             data = read_pb_bytes(file, source_label)
-            base = os.getcwd() if stdin else os.path.dirname(os.path.abspath(src))
+            base = absolute_path(".") if stdin else os.path.dirname(absolute_path(src))
             tensor, tensor_name = parse_pb_tensor(data, source_label, base)
             check_dtype(tensor.dtype, opset)
         if dst_kind is None:

@@ -27,12 +27,13 @@ on reading, because unpickling a file can run arbitrary code.
 from __future__ import annotations
 
 import os
+import sys
 
 import numpy as np
 
 from ..errors import UnsupportedFileFormatError
 from .npy import NpyHeader, read_npy, read_npy_header, write_npy
-from .paths import open_output
+from .paths import TENSOR_FORMATS, open_output
 from .pb import encode_pb_tensor, read_pb_tensor
 
 __all__ = [
@@ -46,11 +47,8 @@ __all__ = [
     "read_pb_tensor",
 ]
 
-#: File suffix (lower case) -> format name.
-TENSOR_FORMATS: dict[str, str] = {".npy": "npy", ".pb": "pb"}
 
-
-def tensor_format(path: str | os.PathLike[str]) -> str:
+def tensor_format(path: str | bytes | os.PathLike[str] | os.PathLike[bytes]) -> str:
     """The tensor format named by ``path``'s suffix: ``"npy"`` or ``"pb"``.
 
     Raises :class:`~onnx_relu.errors.UnsupportedFileFormatError` (a ``ValueError``) otherwise.
@@ -64,23 +62,25 @@ def tensor_format(path: str | os.PathLike[str]) -> str:
     ...
     onnx_relu.errors.UnsupportedFileFormatError: cannot tell the tensor format of 'x.csv': ...
     """
-    suffix = os.path.splitext(os.fspath(path))[1].lower()
+    name = os.fsdecode(os.fspath(path))  # bytes paths too, decoded as the OS would
+    suffix = os.path.splitext(name)[1].lower()
     try:
         return TENSOR_FORMATS[suffix]
     except KeyError:
         raise UnsupportedFileFormatError(
-            f"cannot tell the tensor format of {os.fspath(path)!r}: the name must end in"
+            f"cannot tell the tensor format of {name!r}: the name must end in"
             " .npy (NumPy) or .pb (ONNX TensorProto)"
         ) from None
 
 
-def read_tensor(path: str | os.PathLike[str]) -> np.ndarray:
+def read_tensor(path: str | bytes | os.PathLike[str] | os.PathLike[bytes]) -> np.ndarray:
     """Read a tensor from a ``.npy`` or ``.pb`` (ONNX TensorProto) file, bit for bit.
 
     Parameters
     ----------
-    path : str or os.PathLike
-        The suffix chooses the format: ``.npy`` or ``.pb`` (any letter case).
+    path : str, bytes or os.PathLike
+        The suffix chooses the format: ``.npy`` or ``.pb`` (any letter case). A bytes path is
+        decoded with :func:`os.fsdecode`, which gives the OS the same bytes back.
 
     Returns
     -------
@@ -108,22 +108,26 @@ def read_tensor(path: str | os.PathLike[str]) -> np.ndarray:
     ('bfloat16', [-1.5, 2.0])
     """
     kind = tensor_format(path)
-    path = os.fspath(path)
+    path = os.fsdecode(os.fspath(path))
     if kind == "npy":
         return read_npy(path)
     return read_pb_tensor(path)[0]
 
 
-def write_tensor(path: str | os.PathLike[str], array: object, *, name: str = "") -> None:
+def write_tensor(
+    path: str | bytes | os.PathLike[str] | os.PathLike[bytes], array: object, *, name: str = ""
+) -> None:
     """Write ``array`` to a ``.npy`` or ``.pb`` file, atomically and bit for bit.
 
     Parameters
     ----------
-    path : str or os.PathLike
+    path : str, bytes or os.PathLike
         The suffix chooses the format: ``.npy`` or ``.pb``. An existing regular file is
         replaced atomically; a FIFO or a character device is written through as a stream
         (see :mod:`onnx_relu.files.paths`), never replaced.
     array : array_like
+        Not a ``numpy.ma.MaskedArray``: neither format has a mask, so one is refused (as
+        ``numpy.save`` refuses it) rather than written without its mask.
     name : str, optional
         The TensorProto's name (``.pb`` only).
 
@@ -132,7 +136,8 @@ def write_tensor(path: str | os.PathLike[str], array: object, *, name: str = "")
     UnsupportedFileFormatError
         for any other suffix (nothing is written).
     TypeError
-        for a type the format cannot hold (Python objects; for ``.pb`` types ONNX lacks).
+        for a type the format cannot hold (Python objects; for ``.pb`` types ONNX lacks) and
+        for a masked array.
     ValueError
         for a ``.pb`` tensor over 2 GiB.
     OSError
@@ -148,7 +153,14 @@ def write_tensor(path: str | os.PathLike[str], array: object, *, name: str = "")
     ('int8', [[1, -2]])
     """
     kind = tensor_format(path)
-    path = os.fspath(path)
+    path = os.fsdecode(os.fspath(path))
+    masked = sys.modules.get("numpy.ma")  # not imported: array cannot be a masked array
+    if masked is not None and isinstance(array, masked.MaskedArray):
+        raise TypeError(
+            f"cannot write a numpy.ma.MaskedArray to {path!r}: a .{kind} tensor file has no"
+            " mask, and writing the data alone would lose it; write array.filled(value) or"
+            " the data and numpy.ma.getmaskarray(array) as two files"
+        )
     array = np.asarray(array)
     if kind == "npy":
         if array.dtype.hasobject:

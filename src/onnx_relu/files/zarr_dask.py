@@ -52,6 +52,7 @@ from typing import Any
 from .. import check_dtype, relu
 from ..errors import InvalidTensorFileError
 from ._atomic import atomic_directory, is_zarr_store
+from .paths import absolute_path
 from .progress import Progress
 
 __all__ = [
@@ -368,7 +369,7 @@ def relu_zarr(
 
     from ._zarr_store import FixedRootStore
 
-    src = os.path.abspath(os.fspath(src))  # workers may run elsewhere: no relative paths
+    src = absolute_path(src)  # workers may run elsewhere: no relative paths
     source = _open_source(zarr, src)
     check_dtype(source.dtype, opset)
     write_chunks = source.shards or source.chunks  # whole shards: no two tasks share a file

@@ -41,6 +41,7 @@ from ._rules import (
     onnx_type_of_elem_type,
     onnx_type_of_type_proto,
     printable,
+    shown_name,
 )
 
 __all__ = [
@@ -73,6 +74,7 @@ def load_model(model_or_path: object, *, external_data: bool = True) -> onnx.Mod
     from google.protobuf.message import DecodeError
 
     if isinstance(model_or_path, onnx.ModelProto):
+        _refuse_non_utf8_strings(model_or_path, "the given model")
         return model_or_path
     if isinstance(model_or_path, (bytes, bytearray, memoryview)):
         source, data = "the given bytes", bytes(model_or_path)
@@ -109,8 +111,46 @@ def load_model(model_or_path: object, *, external_data: bool = True) -> onnx.Mod
             f" (ir_version={model.ir_version}, {len(data)} bytes)"
         )
     if source.startswith("file"):
-        _load_external_data(model, os.path.dirname(os.path.abspath(path)), source, external_data)
+        from ..files.paths import absolute_path
+
+        _load_external_data(model, os.path.dirname(absolute_path(path)), source, external_data)
+    _refuse_non_utf8_strings(model, source)
     return model
+
+
+def _non_utf8_string(message: Any, where: str) -> tuple[str, bytes] | None:
+    """The first string field under ``message`` that protobuf gave back as bytes (it is not
+    UTF-8; onnx.proto is proto2, which lets such strings through), with where it is."""
+    for field, value in message.ListFields():
+        repeated = field.is_repeated if hasattr(field, "is_repeated") else field.label == 3
+        if field.type == field.TYPE_MESSAGE:
+            items = enumerate(value) if repeated else [(None, value)]
+            for i, item in items:
+                place = f"{where}.{field.name}" + (f"[{i}]" if repeated else "")
+                found = _non_utf8_string(item, place)
+                if found is not None:
+                    return found
+        elif field.type == field.TYPE_STRING:
+            for i, item in enumerate(value) if repeated else [(None, value)]:
+                if isinstance(item, bytes):
+                    return f"{where}.{field.name}" + (f"[{i}]" if repeated else ""), item
+    return None
+
+
+def _refuse_non_utf8_strings(model: onnx.ModelProto, source: str) -> None:
+    """The one rule for strings out of a model: ONNX strings are UTF-8 text. A model holding
+    one that is not (a name, a domain, a doc string) is refused here, where every front end
+    loads its model, naming the field and showing the string decoded with backslashreplace
+    (:func:`._rules.model_text`): onnx-relu could neither build the nodes and values that
+    name it (protobuf refuses to set such a string) nor run it the same way everywhere."""
+    found = _non_utf8_string(model, "model")
+    if found is not None:
+        where, value = found
+        raise InvalidModelError(
+            f"{source} holds a string that is not UTF-8: {where} is {shown_name(value)};"
+            " ONNX strings are UTF-8 text, and onnx-relu refuses a model it could not name"
+            " or rewrite exactly"
+        )
 
 
 def _refuse_special_file(path: str) -> None:
@@ -131,48 +171,147 @@ def _refuse_special_file(path: str) -> None:
 _INLINE_LIMIT = PROTOBUF_MESSAGE_LIMIT
 
 
-def _external_data_bytes(tensors: list[onnx.TensorProto], base_dir: str) -> int:
-    """How many bytes loading these external tensors would add (what their files can give)."""
-    from onnx.external_data_helper import ExternalDataInfo
+@dataclass(frozen=True)
+class _ExternalData:
+    """A tensor's checked ``external_data`` fields (onnx's ``ExternalDataInfo``, validated)."""
 
-    total = 0
+    location: str
+    offset: int
+    length: int | None
+
+
+def _external_data_fields(tensor: onnx.TensorProto, source: str) -> _ExternalData:
+    """``tensor``'s external data fields, each checked before onnx's ``ExternalDataInfo`` would
+    turn it into a bare ValueError or TypeError: the location a relative path in UTF-8 without
+    NUL, offset and length whole numbers >= 0 in decimal digits. Refused (InvalidModelError)
+    naming the tensor and the field."""
+
+    def refuse(problem: str) -> InvalidModelError:
+        return InvalidModelError(
+            f"{source}: its external tensor data cannot be read: tensor {tensor.name!r}: {problem}"
+        )
+
+    fields: dict[str, str] = {}
+    for entry in tensor.external_data:
+        key, value = entry.key, entry.value
+        if isinstance(key, bytes) or isinstance(value, bytes):  # proto2: not UTF-8
+            raise refuse(f"external_data field {key!r} is {value!r}, which is not UTF-8 text")
+        fields[key] = value
+    location = fields.get("location", "")
+    if "\0" in location:
+        raise refuse(f"external_data field 'location' ({location!r}) holds a NUL character")
+    numbers: dict[str, int | None] = {}
+    for key in ("offset", "length"):
+        value = fields.get(key)
+        if value is None or value == "":
+            numbers[key] = None
+        elif value.isascii() and value.isdigit():
+            numbers[key] = int(value)
+        else:
+            raise refuse(
+                f"external_data field {key!r} is {value!r}; it must be a whole number of bytes"
+                " >= 0 in decimal digits"
+            )
+    return _ExternalData(location, numbers["offset"] or 0, numbers["length"])
+
+
+def _tensor_data_bytes(tensor: onnx.TensorProto) -> int | None:
+    """How many bytes of raw data ``tensor``'s dims and data type call for (None: no fixed
+    size, e.g. strings or an unknown type)."""
+    from onnx import helper
+
+    count = 1
+    for extent in tensor.dims:
+        count *= extent
+    known = tensor.data_type in onnx.TensorProto.DataType.values()
+    name = onnx.TensorProto.DataType.Name(tensor.data_type) if known else ""
+    if name in ("INT4", "UINT4", "FLOAT4E2M1"):
+        return (count + 1) // 2
+    if name in ("INT2", "UINT2"):
+        return (count + 3) // 4
+    if name in ("", "UNDEFINED", "STRING"):
+        return None
+    try:
+        return count * helper.tensor_dtype_to_np_dtype(tensor.data_type).itemsize
+    except (KeyError, ValueError, TypeError):
+        return None
+
+
+def _checked_external_tensors(
+    tensors: list[onnx.TensorProto], base_dir: str, source: str
+) -> list[_ExternalData]:
+    """Each tensor's external data fields, checked (:func:`_external_data_fields`), and the
+    data they name checked against the tensor's dims where its file can be found: the bytes
+    given (``length``, else what the file holds after ``offset``) must be as many as the dims
+    and data type call for, as decoding the initializer (``backend.prepare``) requires."""
+    checked = []
     for tensor in tensors:
-        info = ExternalDataInfo(tensor)
-        if info.length:
-            total += int(info.length)
+        info = _external_data_fields(tensor, source)
+        wanted = _tensor_data_bytes(tensor)
+        given = info.length
+        if given is None and wanted is not None and _location_problem(base_dir, info) is None:
+            given = os.path.getsize(os.path.join(base_dir, info.location)) - info.offset
+        if wanted is not None and given is not None and given != wanted:
+            where = (
+                f"external_data field 'length' is {given}"
+                if info.length is not None
+                else f"no external_data field 'length', and its file holds {given} bytes after"
+                f" offset {info.offset}"
+            )
+            raise InvalidModelError(
+                f"{source}: its external tensor data cannot be read: tensor"
+                f" {tensor.name!r}: {where}, but its dims {list(tensor.dims)} of"
+                f" {onnx_type_of_elem_type(tensor.data_type)} need {wanted} bytes"
+            )
+        checked.append(info)
+    return checked
+
+
+def _location_problem(base_dir: str, info: _ExternalData) -> str | None:
+    """Why ``info``'s location names no readable file for a model in ``base_dir`` (None: it
+    does): it must be a relative path to a regular file inside that folder, as onnx's loader
+    requires."""
+    folder = os.path.realpath(base_dir)
+    location = info.location
+    target = os.path.realpath(os.path.join(folder, location))
+    if not location or os.path.isabs(location):
+        return f"location {location!r} should be a relative path"
+    if os.path.commonpath([folder, target]) != folder:
+        return f"location {location!r} points outside the model's folder"
+    if not os.path.isfile(target):
+        return f"location {location!r} is not a regular file"
+    return None
+
+
+def _external_data_bytes(infos: list[_ExternalData], base_dir: str) -> int:
+    """How many bytes loading these external tensors would add (what their files can give)."""
+    total = 0
+    for info in infos:
+        if info.length is not None:
+            total += info.length
             continue
         try:
-            total += max(
-                0, os.path.getsize(os.path.join(base_dir, info.location)) - int(info.offset or 0)
-            )
+            total += max(0, os.path.getsize(os.path.join(base_dir, info.location)) - info.offset)
         except OSError:
             pass  # a missing file: loading reports it
     return total
 
 
-def _check_external_data(tensors: list[onnx.TensorProto], base_dir: str, source: str) -> None:
+def _check_external_data(
+    tensors: list[onnx.TensorProto], infos: list[_ExternalData], base_dir: str, source: str
+) -> None:
     """What loading would check, without reading the data: each location is a relative path to
     a regular file inside the model's folder that holds offset + length bytes."""
-    from onnx.external_data_helper import ExternalDataInfo
-
-    folder = os.path.realpath(base_dir)
-    for tensor in tensors:
-        info = ExternalDataInfo(tensor)
-        location = info.location or ""
-        problem = None
-        target = os.path.realpath(os.path.join(folder, location))
-        if not location or os.path.isabs(location):
-            problem = f"location {location!r} should be a relative path"
-        elif os.path.commonpath([folder, target]) != folder:
-            problem = f"location {location!r} points outside the model's folder"
-        elif not os.path.isfile(target):
-            problem = f"location {location!r} is not a regular file"
-        elif int(info.offset or 0) + int(info.length or 0) > os.path.getsize(target):
-            problem = f"{location!r} is shorter than offset + length"
+    for tensor, info in zip(tensors, infos, strict=True):
+        problem = _location_problem(base_dir, info)
+        if problem is None and info.offset + (info.length or 0) > os.path.getsize(
+            os.path.join(base_dir, info.location)
+        ):
+            problem = f"{info.location!r} is shorter than offset + length"
         if problem is not None:
             raise InvalidModelError(
-                f"{source}: its external tensor data cannot be read: tensor {tensor.name!r}:"
-                f" {problem}"
+                f"{source}: its external tensor data cannot be read: tensor"
+                f" {tensor.name!r}: {problem}"
             )
 
 
@@ -188,8 +327,9 @@ def _load_external_data(
 
     external = [tensor for tensor in model.graph.initializer if uses_external_data(tensor)]
     if external:
-        if not read or model.ByteSize() + _external_data_bytes(external, base_dir) >= _INLINE_LIMIT:
-            _check_external_data(external, base_dir, source)
+        infos = _checked_external_tensors(external, base_dir, source)
+        if not read or model.ByteSize() + _external_data_bytes(infos, base_dir) >= _INLINE_LIMIT:
+            _check_external_data(external, infos, base_dir, source)
             return
         try:
             load_external_data_for_model(model, base_dir)

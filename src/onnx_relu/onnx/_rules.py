@@ -58,7 +58,36 @@ def printable(text: str | bytes) -> str:
     ('If', "'Evil\\x1b[31m\\nOp'", "b'\\xffelu'")
     """
     # protobuf gives a string field that is not valid UTF-8 as bytes: shown as their repr too.
-    return text if isinstance(text, str) and text.isprintable() else repr(text)
+    if isinstance(text, str) and text.isprintable() and len(text) <= NAME_DISPLAY_LIMIT:
+        return text
+    return shown_name(text) if isinstance(text, str) else repr(text)
+
+
+#: Names longer than this many characters are shortened in messages (a model may hold a node
+#: name of megabytes; a finding stays one readable line).
+NAME_DISPLAY_LIMIT = 200
+
+
+def model_text(value: str | bytes) -> str:
+    r"""A string out of a model or tensor file, as messages show it: text as it is; bytes
+    (protobuf's form of a proto2 string that is not UTF-8) decoded with
+    ``errors="backslashreplace"``, so every byte is seen and none is lost from view.
+
+    Examples
+    --------
+    >>> model_text("x"), model_text(b"NÿME")
+    ('x', 'N\xffME')
+    """
+    return value if isinstance(value, str) else value.decode("utf-8", "backslashreplace")
+
+
+def shown_name(name: str | bytes) -> str:
+    """``name`` quoted for a message (its repr: escapes spelled out; bytes, a string that is not
+    UTF-8, as ``b'...'``), shortened past :data:`NAME_DISPLAY_LIMIT` with its length said."""
+    if len(name) <= NAME_DISPLAY_LIMIT:
+        return repr(name)
+    unit = "bytes" if isinstance(name, bytes) else "characters"
+    return f"{name[: NAME_DISPLAY_LIMIT // 2]!r}... ({len(name)} {unit})"
 
 
 def node_label(op_type: str, name: str, index: int | None) -> str:
@@ -70,9 +99,9 @@ def node_label(op_type: str, name: str, index: int | None) -> str:
     """
     op_type = printable(op_type)
     if index is None:
-        return f"{op_type} node {name!r}" if name else f"{op_type} node (unnamed)"
+        return f"{op_type} node {shown_name(name)}" if name else f"{op_type} node (unnamed)"
     if name:
-        return f"{op_type} node {name!r} (node #{index})"
+        return f"{op_type} node {shown_name(name)} (node #{index})"
     return f"{op_type} node #{index} (unnamed)"
 
 
@@ -210,8 +239,10 @@ class NodeFinding:
     ----------
     kind : str
         "arity" (not exactly one input and one output), "attribute" (an attribute the version
-        does not declare, or a malformed one), "type-unknown" (the input's type is not known)
-        or "type-not-allowed" (the version does not allow it).
+        does not declare, or a malformed one), "opset" (a model-local function importing an
+        ai.onnx opset whose Relu version differs from the one the model imports),
+        "type-unknown" (the input's type is not known) or "type-not-allowed" (the version does
+        not allow it).
     message : str
         What is wrong, in words, without the node's label (callers put their own in front).
     """
@@ -220,8 +251,33 @@ class NodeFinding:
     message: str
 
 
+def opset_compatibility_problem(function_opset: int, model_opset: int) -> str | None:
+    """Why a Relu in a model-local function importing ai.onnx ``function_opset`` cannot be used
+    in a model importing ai.onnx ``model_opset``, or None if it can.
+
+    onnx's checker (``check_opset_compatibility``) requires each node of a function whose
+    domain both import at different versions to resolve to the same schema at both; onnxruntime
+    inlines the function at the model's opset. For Relu: the same Relu version.
+    """
+    function_version = version_for_opset(function_opset)
+    model_version = version_for_opset(model_opset)
+    if function_version.since == model_version.since:
+        return None
+    return (
+        f"the function imports ai.onnx opset {function_opset}, where {function_version.name} is"
+        f" in force, but the model imports opset {model_opset}, where {model_version.name} is:"
+        " the two are not compatible (onnx's checker refuses the function, and onnxruntime"
+        " runs it at the model's opset); import opsets with the same Relu version in both"
+    )
+
+
 def judge_relu(
-    node: onnx.NodeProto, opset: int, input_type: str | None, version: ReluVersion | None = None
+    node: onnx.NodeProto,
+    opset: int,
+    input_type: str | None,
+    version: ReluVersion | None = None,
+    *,
+    model_opset: int | None = None,
 ) -> list[NodeFinding]:
     """Everything wrong with an ai.onnx Relu node in a model of ai.onnx opset ``opset``.
 
@@ -241,11 +297,14 @@ def judge_relu(
         the array it runs on, sets that finding aside and judges again then).
     version : ReluVersion, optional
         The Relu version in force at ``opset`` where the caller has it already.
+    model_opset : int, optional
+        For a node in a model-local function that imports its own ai.onnx ``opset``: the opset
+        the model imports, checked for compatibility (:func:`opset_compatibility_problem`).
 
     Returns
     -------
     list of NodeFinding
-        Empty if the node is valid; else in the order arity, attributes, type.
+        Empty if the node is valid; else in the order arity, attributes, opset, type.
 
     Examples
     --------
@@ -264,6 +323,10 @@ def judge_relu(
     found += [
         NodeFinding("attribute", problem) for problem in attribute_problems(node, version, opset)
     ]
+    if model_opset is not None and model_opset != opset:
+        problem = opset_compatibility_problem(opset, model_opset)
+        if problem is not None:
+            found.append(NodeFinding("opset", problem))
     input_name = node.input[0] if node.input else ""
     if not input_name:
         return found

@@ -65,7 +65,8 @@ class Finding:
         The types that version allows.
     kind : str
         "arity" (not exactly one input and one output), "attribute" (an attribute the version
-        does not declare, or a malformed one), "type-unknown" or "type-not-allowed".
+        does not declare, or a malformed one), "opset" (a model-local function whose ai.onnx
+        opset has another Relu version than the model's), "type-unknown" or "type-not-allowed".
     message : str
         What is wrong, in words.
     graph : str
@@ -94,9 +95,12 @@ class Finding:
         return f"{self.where}: {self.message}"
 
 
-def findings_for_site(site: ReluSite, version: ReluVersion, opset: int) -> list[Finding]:
-    """The findings for one Relu node under ``version``, in force at the model's ``opset``
-    (empty if it is valid): :func:`._rules.judge_relu`'s, placed in the model."""
+def findings_for_site(
+    site: ReluSite, version: ReluVersion, opset: int, model_opset: int | None = None
+) -> list[Finding]:
+    """The findings for one Relu node under ``version``, in force at ``opset`` where the node is
+    (``model_opset``: the model's, where a function imports its own), empty if it is valid:
+    :func:`._rules.judge_relu`'s, placed in the model."""
     node = site.node
     return [
         Finding(
@@ -111,7 +115,7 @@ def findings_for_site(site: ReluSite, version: ReluVersion, opset: int) -> list[
             message=found.message,
             graph=site.graph_label,
         )
-        for found in judge_relu(node, opset, site.input_type, version)
+        for found in judge_relu(node, opset, site.input_type, version, model_opset=model_opset)
     ]
 
 
@@ -152,5 +156,8 @@ def _judged(model_or_path: object) -> tuple[TypedModel, list[Finding]]:
         if site.opset is None or site.opset == typed.opset:
             found += findings_for_site(site, typed.version, typed.opset)
         else:  # a function importing its own ai.onnx opset
-            found += findings_for_site(site, version_for_opset(site.opset), site.opset)
+            # onnx's checker asks a function's own nodes (not those of their subgraphs) to be
+            # compatible with the model's opset: check_opset_compatibility
+            model_opset = typed.opset if site.path == () else None
+            found += findings_for_site(site, version_for_opset(site.opset), site.opset, model_opset)
     return typed, found

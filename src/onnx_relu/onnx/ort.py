@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 import onnxruntime
 
-from ..dtypes import RELU_TYPE_BY_NAME, native
+from ..dtypes import RELU_TYPE_BY_NAME, is_bfloat16, native
 
 if TYPE_CHECKING:
     import onnx
@@ -213,7 +213,7 @@ def ort_value(array: np.ndarray) -> onnxruntime.OrtValue:
     >>> ort_value(x).data_type()
     'tensor(bfloat16)'
     """
-    if array.dtype == _BFLOAT16.dtype:
+    if is_bfloat16(array.dtype):
         return onnxruntime.OrtValue.ortvalue_from_numpy_with_onnx_type(
             array.view(_BFLOAT16.bits_dtype), _BFLOAT16.elem_type
         )
@@ -237,7 +237,7 @@ def run_session(
         array = array.astype(native(array.dtype)) if not array.dtype.isnative else array
         if not array.flags.c_contiguous:
             array = array.copy(order="C")  # (np.ascontiguousarray would make 0-d arrays 1-d)
-        if array.dtype == _BFLOAT16.dtype:
+        if is_bfloat16(array.dtype):
             binding.bind_ortvalue_input(name, ort_value(array))
         else:
             binding.bind_cpu_input(name, array)

@@ -1,0 +1,209 @@
+"""ml_dtypes is imported only for bfloat16 work, and bfloat16 works whichever is imported first.
+
+Each case runs in a fresh interpreter: which modules are loaded, and in what order, is the point.
+"""
+
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+from tests.support import REPOSITORY
+
+_OTHER_TYPES = ("float32", "float64", "float16", "int8", "int16", "int32", "int64")
+
+
+def run_fresh(code: str, *args: str) -> str:
+    """Run ``code`` in a fresh interpreter; its standard output (it must exit 0)."""
+    result = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code), *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+def test_relu_on_every_other_type_never_imports_ml_dtypes():
+    out = run_fresh(
+        f"""
+        import sys
+        import numpy as np
+        import onnx_relu
+        from onnx_relu import relu, relu_ufunc, check_dtype
+        for name in {_OTHER_TYPES!r}:
+            x = np.array([-2, -0.0, 3], dtype=name)
+            assert relu(x).tolist() == [0, 0, 3], name
+            assert relu_ufunc(x).tolist() == [0, 0, 3], name
+            assert relu(x, out=np.empty_like(x)).tolist() == [0, 0, 3], name
+            assert relu(x.astype(x.dtype.newbyteorder())).tolist() == [0, 0, 3], name
+            check_dtype(name, opset=14)
+        relu(np.ones((3, 1024), np.float32)[:, ::2])  # strided
+        relu(np.float32(-1.0))  # a scalar
+        relu([1, -2])
+        for opset in (1, 6, 13, 14):
+            relu(np.ones(3, np.float32), opset=opset)
+        # refusals name the allowed types, bfloat16 among them, without loading it
+        try:
+            relu(np.ones(3, np.uint8))
+        except TypeError as exc:
+            assert "tensor(bfloat16)" in str(exc) and "tensor(uint8)" in str(exc), exc
+        onnx_relu.tuning.kernel_tuning(); onnx_relu.get_num_threads()
+        onnx_relu.dtypes.describe_dtype(np.dtype(">f4"))
+        print("ml_dtypes" in sys.modules)
+        """
+    )
+    assert out.split() == ["False"]
+
+
+def test_the_check_can_fail():
+    """The probe above sees ml_dtypes when something loads it (bfloat16 asked for by name)."""
+    out = run_fresh(
+        """
+        import sys
+        from onnx_relu.dtypes import RELU_TYPE_BY_NAME
+        print("ml_dtypes" in sys.modules, RELU_TYPE_BY_NAME["bfloat16"].dtype.name,
+              "ml_dtypes" in sys.modules)
+        """
+    )
+    assert out.split() == ["False", "bfloat16", "True"]
+
+
+_BFLOAT16_WORK = """
+x = np.array([-1.5, -0.0, 2.0, float("nan")], dtype=ml_dtypes.bfloat16)
+bits = lambda a: a.view(np.uint16).tolist()
+expected = [0, 0, bits(x)[2], bits(x)[3]]
+assert bits(relu_ufunc(x)) == expected, bits(relu_ufunc(x))
+assert bits(relu(x)) == expected
+assert bits(relu(x, opset=13)) == expected
+y = np.empty_like(x); relu(x, out=y); assert bits(y) == expected
+assert bits(relu(x.astype(x.dtype.newbyteorder())).astype(x.dtype)) == expected  # swapped
+assert str(check_dtype("bfloat16", opset=13)) == "bfloat16"
+try:
+    relu(x, opset=12)
+except TypeError as exc:
+    assert "does not allow tensor(bfloat16)" in str(exc), exc
+else:
+    raise AssertionError("bfloat16 at opset 12 passed")
+from onnx_relu.dtypes import RELU_TYPE_BY_DTYPE, describe_dtype, onnx_type_name
+assert RELU_TYPE_BY_DTYPE[x.dtype].name == "bfloat16"
+assert onnx_type_name(np.dtype(ml_dtypes.float8_e4m3fn)) == "tensor(float8e4m3fn)"
+try:
+    relu(np.zeros(2, ml_dtypes.float8_e4m3fn))
+except TypeError as exc:
+    assert "tensor(float8e4m3fn)" in str(exc), exc
+print("ok")
+"""
+
+# Each order in which ml_dtypes, onnx_relu, the kernel and the first float call can come.
+_ORDERS = {
+    "ml_dtypes first": "import ml_dtypes\nimport numpy as np\n"
+    "from onnx_relu import relu, relu_ufunc, check_dtype",
+    "onnx_relu imported, then ml_dtypes, then the kernel": "import onnx_relu\nimport ml_dtypes\n"
+    "import numpy as np\nfrom onnx_relu import relu, relu_ufunc, check_dtype",
+    "the kernel first, ml_dtypes after": "import numpy as np\n"
+    "from onnx_relu import relu, relu_ufunc, check_dtype\nimport ml_dtypes",
+    "float work first, ml_dtypes after": "import numpy as np\n"
+    "from onnx_relu import relu, relu_ufunc, check_dtype\n"
+    "relu(np.ones(4, np.float32)); relu_ufunc(np.ones(4, np.int8))\nimport ml_dtypes",
+    "the compiled module alone first": "import numpy as np\nfrom onnx_relu._relu import relu\n"
+    "import ml_dtypes\nassert relu(np.ones(2, ml_dtypes.bfloat16)).tolist() == [1, 1]\n"
+    "from onnx_relu import relu, relu_ufunc, check_dtype",
+    "the tables first, the kernel last": "import numpy as np\nimport onnx_relu.versions\n"
+    "import ml_dtypes\nfrom onnx_relu import relu, relu_ufunc, check_dtype",
+    "ml_dtypes imported by onnx": "import numpy as np\n"
+    "from onnx_relu import relu, relu_ufunc, check_dtype\n"
+    "import onnx\nimport ml_dtypes\nassert 'ml_dtypes' in dir()",
+}
+
+
+@pytest.mark.parametrize("order", list(_ORDERS))
+def test_bfloat16_works_whatever_the_import_order(order):
+    if "onnx" in order:
+        pytest.importorskip("onnx")
+    assert run_fresh(_ORDERS[order] + "\n" + _BFLOAT16_WORK).split() == ["ok"]
+
+
+def test_bfloat16_works_when_the_import_hook_did_not_see_ml_dtypes():
+    """An import of ml_dtypes the hook missed (it was taken off sys.meta_path, as a tool that
+    rebuilds sys.meta_path would): the first bfloat16 array a Python entry point sees catches
+    up, and relu_ufunc works from then on."""
+    code_relu_first = (
+        "import sys\nimport numpy as np\nfrom onnx_relu import relu, relu_ufunc, check_dtype\n"
+        "sys.meta_path[:] = [f for f in sys.meta_path if 'MlDtypes' not in repr(f)]\n"
+        "import ml_dtypes\n"
+        "x = np.array([-1, 2], ml_dtypes.bfloat16)\n"
+        "assert relu(x).tolist() == [0, 2]\n"
+        "assert relu_ufunc(x).tolist() == [0, 2]\n"
+    )
+    assert run_fresh(code_relu_first + _BFLOAT16_WORK).split() == ["ok"]
+
+
+def test_bfloat16_files_load_ml_dtypes_when_read(tmp_path):
+    """A bfloat16 .npy file ('<V2') read before anything imported ml_dtypes: read_tensor
+    imports it, and relu then has its bfloat16 loop."""
+    import ml_dtypes
+
+    path = tmp_path / "x.npy"
+    np.save(path, np.array([-1.0, 3.0], dtype=ml_dtypes.bfloat16))
+    out = run_fresh(
+        """
+        import sys
+        from onnx_relu import read_tensor, relu, relu_ufunc
+        assert "ml_dtypes" not in sys.modules
+        x = read_tensor(sys.argv[1])
+        print(x.dtype.name, relu(x).tolist(), relu_ufunc(x).tolist())
+        """,
+        str(path),
+    )
+    assert out.split() == ["bfloat16", "[0.0,", "3.0]", "[0.0,", "3.0]"]
+
+
+@pytest.mark.parametrize(
+    "args", [["--version"], ["--help"], ["apply", "--help"], ["run", "--help"], ["apply"]]
+)
+def test_the_command_line_parses_before_it_imports_numpy_or_the_kernel(args):
+    """--version, --help and usage errors import neither numpy, the kernel nor the optional
+    packages: the command parses its arguments first (issue 27)."""
+    heavy = ("numpy", "ml_dtypes", "onnx", "onnxruntime", "dask", "onnx_relu._relu")
+    out = run_fresh(
+        f"""
+        import contextlib, io, sys
+        from onnx_relu.cli import main
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            status = main(sys.argv[1:])
+        print(status, sorted(m for m in sys.modules if m in {heavy!r}))
+        """,
+        *args,
+    )
+    assert out.split() == (["2", "[]"] if args == ["apply"] else ["0", "[]"])
+
+
+def test_float_files_and_the_command_never_import_ml_dtypes(tmp_path):
+    """``onnx-relu --version``, ``--help`` and ``apply`` on float32 data (the command's own
+    modules, as the console script imports them)."""
+    src = tmp_path / "x.npy"
+    np.save(src, np.linspace(-1, 1, 1024, dtype=np.float32))
+    probe = """
+        import sys
+        from onnx_relu.cli import main
+        status = main(sys.argv[1:])
+        print("ml_dtypes" in sys.modules, status, file=sys.stderr)
+        """
+    for args in (["--version"], ["--help"], ["apply", str(src), str(tmp_path / "y.npy")]):
+        result = subprocess.run(
+            [sys.executable, "-c", textwrap.dedent(probe), *args],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            cwd=REPOSITORY,
+        )
+        assert result.stderr.split()[-2:] in (["False", "0"], ["False", "None"]), (
+            args,
+            result.stderr,
+        )
+    y = np.load(tmp_path / "y.npy")
+    assert (y == np.maximum(np.load(src), 0)).all()
