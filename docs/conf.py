@@ -29,7 +29,7 @@ extensions = [
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 root_doc = "index"
-exclude_patterns = ["_build", "_ext"]
+exclude_patterns = ["_build", "_ext", "_static"]
 # Every page below docs/ is a page of the site (index.md's toctree takes the ones it does not
 # name through a glob), so a page other work adds is built and checked with the rest.
 
@@ -41,7 +41,9 @@ myst_heading_anchors = 3
 # docstrings need and adds nothing the pages use.
 napoleon_google_docstring = False
 napoleon_numpy_docstring = True
-napoleon_use_rtype = False
+# The docstrings' own return types ("numpy.ndarray or scalar") as the rtype: the annotations
+# of functions that return what a dispatched ufunc returns say only Any.
+napoleon_use_rtype = True
 autodoc_default_options = {"members": True, "show-inheritance": True}
 autodoc_member_order = "bysource"
 autodoc_typehints = "description"
@@ -58,7 +60,14 @@ html_theme = "alabaster"
 html_title = f"onnx-relu {release}"
 html_theme_options = {
     "description": "The ONNX Relu operator as a strict, exact, fast NumPy ufunc",
-    "page_width": "1100px",
-    "sidebar_width": "240px",
+    # 1240 px: a 100-column code line fits the body at a 1280 px window; below 875 px alabaster
+    # puts the sidebar under the page (and _static/onnx-relu.css lets code and tables scroll
+    # inside themselves).
+    "page_width": "1240px",
+    "sidebar_width": "220px",
 }
+# The site's own CSS and its copy buttons (no extension for them is in the locked docs extra).
+html_static_path = ["_static"]
+html_css_files = ["onnx-relu.css"]
+html_js_files = ["onnx-relu-copy.js"]
 html_sidebars = {"**": ["about.html", "navigation.html", "searchbox.html"]}

@@ -22,6 +22,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from tests.support.optional import missing_optional_package, skip_reason
+from tests.support.progress import pytest_addoption, pytest_configure  # noqa: F401 (hooks)
 
 # The folder tests/onnx would hide the onnx package from a process that has tests/ itself on
 # sys.path, as `python -m pytest` run inside tests/ has: say so rather than fail obscurely.

@@ -32,6 +32,8 @@ HEAVY = (
 MODULES = (
     "onnx_relu",
     "onnx_relu.tuning",
+    "onnx_relu.output_cache",
+    "onnx_relu.ceiling",
     "onnx_relu.argtypes",
     "onnx_relu.dtypes",
     "onnx_relu.versions",

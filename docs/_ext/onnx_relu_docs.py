@@ -2,7 +2,10 @@
 
 * ``onnx-relu-help`` (a directive): the ``--help`` text of the ``onnx-relu`` command, or of one
   subcommand, made by the installed package's own parser factory
-  (:func:`onnx_relu.cli.build_parser`) when the page is built, so it cannot drift from the code.
+  (:func:`onnx_relu.cli.build_parser`) when the page is built. The block also holds the text
+  itself, so that the page reads on the repository host, where no directive runs; a block whose
+  text is not the parser's is an error, so it cannot drift from the code
+  (``python docs/_ext/onnx_relu_docs.py docs/cli.md`` rewrites the blocks with the parser's).
   A subcommand the parser has but no page shows is a warning (an error under ``-W``).
 * ``% onnx-relu:include PATH`` (a line in a Markdown page): the text of a file of the repository
   (CHANGELOG.md, BENCHMARKS.md), read when the page is built rather than copied.
@@ -59,7 +62,11 @@ def _help_text(command: str | None) -> str:
     os.environ["COLUMNS"] = "100"  # argparse wraps to the terminal's width; the page's is fixed
     try:
         parser = build_parser()
-        if command is not None:
+        if command == "bench":  # the subcommand hands its arguments to the harness's parser
+            from onnx_relu.bench import build_parser as bench_parser
+
+            parser = bench_parser(prog="onnx-relu bench")
+        elif command is not None:
             parser = _subcommands(parser)[command]
         return parser.format_help()
     finally:
@@ -73,7 +80,7 @@ class HelpDirective(Directive):
     """``onnx-relu-help`` [SUBCOMMAND]: the command's help text as a literal block."""
 
     optional_arguments = 1
-    has_content = False
+    has_content = True
 
     def run(self) -> list[nodes.Node]:
         from onnx_relu.cli import build_parser
@@ -85,6 +92,13 @@ class HelpDirective(Directive):
         env = self.state.document.settings.env
         env.onnx_relu_help_shown.setdefault(env.docname, set()).add(command or "")
         text = _help_text(command)
+        written = "\n".join(line.rstrip() for line in self.content).strip("\n")
+        if written != text.strip("\n"):
+            raise self.error(
+                f"the help text of 'onnx-relu{' ' + command if command else ''}' written in the"
+                " page is not the parser's: run 'python docs/_ext/onnx_relu_docs.py"
+                f" {env.doc2path(env.docname)}' to write it again"
+            )
         block = nodes.literal_block(text, text)
         block["language"] = "text"
         return [block]
@@ -216,6 +230,25 @@ def _source_read(app: Sphinx, docname: str, source: list[str]) -> None:
     source[0] = _rewrite_links(text, page, page, repository, docs)
 
 
+HELP_BLOCK = re.compile(r"^```\{onnx-relu-help\}( \S+)?\n.*?^```$", flags=re.MULTILINE | re.DOTALL)
+
+
+def write_help_blocks(page: Path) -> bool:
+    """Rewrite every ``onnx-relu-help`` block of ``page`` with the parser's text; True if the
+    page changed."""
+
+    def block(match: re.Match[str]) -> str:
+        command = match.group(1).strip() if match.group(1) else None
+        text = "\n".join(line.rstrip() for line in _help_text(command).strip("\n").splitlines())
+        return f"```{{onnx-relu-help}}{match.group(1) or ''}\n{text}\n```"
+
+    old = page.read_text(encoding="utf-8")
+    new = HELP_BLOCK.sub(block, old)
+    if new != old:
+        page.write_text(new, encoding="utf-8")
+    return new != old
+
+
 def setup(app: Sphinx) -> dict[str, Any]:
     app.add_directive("onnx-relu-help", HelpDirective)
     app.connect("env-before-read-docs", _init_env)
@@ -224,3 +257,11 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("source-read", _source_read)
     app.connect("autodoc-process-docstring", _undocumented_ufunc_docstring)
     return {"version": "1", "parallel_read_safe": False, "parallel_write_safe": True}
+
+
+if __name__ == "__main__":
+    import sys
+
+    for name in sys.argv[1:] or ["docs/cli.md"]:
+        changed = write_help_blocks(Path(name))
+        print(f"{name}: {'help blocks rewritten' if changed else 'help blocks up to date'}")

@@ -69,8 +69,6 @@ class ReluType:
         The ONNX type string, e.g. ``"tensor(float)"``.
     elem_type : int
         Its ``onnx.TensorProto`` element type number (``TensorProto.FLOAT == 1``).
-    dtype : numpy.dtype
-        The numpy dtype holding it, native byte order; bfloat16 is ``ml_dtypes.bfloat16``.
     name : str
         The short name, numpy's: ``"float32"``, ``"bfloat16"``, ``"int8"``.
     bits : int
@@ -97,7 +95,8 @@ class ReluType:
 
     @property
     def dtype(self) -> np.dtype:
-        """The numpy dtype (bfloat16: ``ml_dtypes.bfloat16``, importing ml_dtypes if needed)."""
+        """The numpy dtype holding it, native byte order; bfloat16 is ``ml_dtypes.bfloat16``
+        (asking for it imports ml_dtypes if it is not loaded yet)."""
         if self._dtype is None:
             _load_ml_dtypes()
             assert self._dtype is not None  # set by _load_ml_dtypes

@@ -90,7 +90,7 @@ def test_records_are_consistent(quick_run):
         expected_elements = 6 if record["size"] == "6 el" else 65536 // itemsize
         assert record["elements"] == expected_elements
         assert record["bytes"] == expected_elements * itemsize
-        assert len(record["rounds"]) == results["config"]["rounds"] == 2
+        assert len(record["rounds"]) == results["config"]["rounds"] == 3  # --quick's rounds
         assert record["seconds"] > 0 and record["calls"] >= 1
         assert record["gbps"] == pytest.approx(2 * record["bytes"] / record["seconds"] / 1e9)
 
@@ -145,8 +145,37 @@ def test_tables_name_every_type(quick_run, capsys):
     text = bench.format_tables(results)
     for type_name in TYPES:
         assert f"{type_name} - GB/s" in text
-    assert "Overheads:" in text and "6-element call" in text
+    assert "Overheads (numpy's time / onnx-relu's: higher is better):" in text
+    assert "6-element call" in text
     assert "Targets:" not in text and "(target" not in text
+
+
+def test_summary_is_a_dozen_lines_every_ratio_higher_is_better_and_the_noise(quick_run):
+    _, results, _ = quick_run
+    text = bench.format_summary(results)
+    lines = text.splitlines()
+    assert len(lines) <= 14, text
+    assert "higher is better" in lines[1]
+    assert lines[-1].startswith("Noise: a variant's rounds differ by ")
+    rows = {line.split("  ")[0] for line in lines[3:-3]}
+    assert {"relu(x, out=y) / copy ceiling", "relu / np.maximum(x, 0, out=) (1t)"} <= rows
+    # the overheads as "other's time / onnx-relu's", so that higher is better there too
+    small = results["small_call"]
+    expected = small["np.maximum(x, 0)"] / small["onnx_relu.relu(x)"]
+    assert f"= {expected:.2f}" in next(line for line in lines if line.startswith("6-element"))
+    spread = bench.report.noise(results)
+    assert spread >= 0 and f"{spread:.0%}" in lines[-1]
+
+
+def test_quick_prints_the_summary_and_tables_only_when_asked(tmp_path, capsys):
+    argv = ["--quick", "--types", "int8", "--sizes", "64K", "--threads", "1", "--peers",
+            "--no-plot", "--json", ""]  # fmt: skip
+    assert bench.main(argv) == 0
+    short = capsys.readouterr().out
+    assert "int8 - GB/s" not in short and "higher is better" in short
+    assert len(short.splitlines()) <= 14
+    assert bench.main([*argv, "--tables"]) == 0
+    assert "int8 - GB/s" in capsys.readouterr().out
 
 
 def test_replot_reads_an_earlier_run(quick_run, tmp_path, capsys):
@@ -240,8 +269,8 @@ def test_scan_prints_the_settings_that_reproduce_it(command):
 def test_onnx_relu_bench_subcommand_runs_the_harness(tmp_path):
     script = SCRIPT
     done = subprocess.run(
-        [script, "bench", "--quick", "--types", "int16", "--sizes", "6", "--threads", "1",
-         "--peers", "--no-plot", "--json", str(tmp_path / "b.json")],
+        [script, "bench", "--quick", "--tables", "--types", "int16", "--sizes", "6", "--threads",
+         "1", "--peers", "--no-plot", "--json", str(tmp_path / "b.json")],
         capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr

@@ -3,6 +3,7 @@ command: exit codes, files written (bit-exact), and one-line errors for bad argu
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -12,7 +13,7 @@ onnx = pytest.importorskip("onnx")  # `make test` installs onnx and onnxruntime
 from onnx import TensorProto, helper  # noqa: E402
 
 from onnx_relu.files import read_tensor, write_tensor  # noqa: E402
-from tests.support.cli import run_cli  # noqa: E402
+from tests.support.cli import SCRIPT, run_cli  # noqa: E402
 from tests.support.dtypes import RELU_TYPES, TYPE_NAMES, relu_type  # noqa: E402
 from tests.support.oracle import assert_relu_exact  # noqa: E402
 from tests.support.values import mixed_values  # noqa: E402
@@ -126,7 +127,11 @@ def test_check_reports_findings_with_exit_1(tmp_path):
     assert done.returncode == 1
     lines = done.stdout.strip().splitlines()
     assert len(lines) == 2
-    assert lines[0].startswith("Relu node 'first' (node #0): input 'X' has type tensor(int8)")
+    # "path: node: message", one finding a line, as grep and ruff print theirs
+    assert lines[0].startswith(
+        f"{model}: Relu node 'first' (node #0): input 'X' has type tensor(int8)"
+    )
+    assert all(line.startswith(f"{model}: Relu node ") for line in lines)
     assert "Relu-13" in lines[0] and "tensor(bfloat16), tensor(double)" in lines[0]
     assert "2 finding(s)" in done.stderr
 
@@ -194,3 +199,81 @@ def test_legalize_refuses_bad_models_and_writes_nothing(tmp_path):
     assert done.returncode == 2 and "does not exist" in done.stderr
     done = run_cli("legalize", model, tmp_path / "o.onnx", "--target", "tensorrt")
     assert done.returncode == 2 and "invalid choice" in done.stderr
+
+
+def test_legalize_says_which_nodes_it_rewrote(tmp_path):
+    pytest.importorskip("onnxruntime")
+    model = chain_model(tmp_path / "m.onnx", "int16")
+    out = tmp_path / "fixed.onnx"
+    done = run_cli("legalize", model, out)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        f"{model}: Relu node 'first' (node #0): tensor(int16) -> cast-int32",
+        f"{model}: Relu node 'second' (node #1): tensor(int16) -> cast-int32",
+        f"{model}: rewrote 2 of 2 Relu nodes (2 tensor(int16) -> cast-int32); wrote {out}",
+    ]
+    # to standard output, the model goes there and the report to standard error
+    piped = subprocess.run([SCRIPT, "legalize", str(model), "-"], capture_output=True, timeout=120)
+    assert piped.returncode == 0, piped.stderr
+    assert onnx.load_model_from_string(piped.stdout) == onnx.load(out)
+    assert piped.stderr.decode().splitlines()[-1] == (
+        f"{model}: rewrote 2 of 2 Relu nodes (2 tensor(int16) -> cast-int32); wrote standard output"
+    )
+
+
+def test_legalize_with_nothing_to_rewrite_says_so_and_writes_a_copy(tmp_path):
+    pytest.importorskip("onnxruntime")
+    model = chain_model(tmp_path / "m.onnx", "float32")
+    out = tmp_path / "same.onnx"
+    done = run_cli("legalize", model, out)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        f"{model}: nothing to rewrite: onnxruntime runs its 2 Relu nodes as they are;"
+        f" wrote {out}, a copy of MODEL"
+    ]
+    assert onnx.load(out) == onnx.load(model)
+
+
+def test_legalize_exact_below_opset_13_names_the_conversion_that_makes_it_work(tmp_path):
+    pytest.importorskip("onnxruntime")
+    from onnx_relu.onnx import run_with_onnxruntime
+
+    model = chain_model(tmp_path / "old.onnx", "float32", opset=9)
+    out = tmp_path / "new.onnx"
+    done = run_cli("legalize", "--exact", model, out)
+    assert done.returncode == 2
+    assert "convert the model to opset 13 first" in done.stderr
+    assert "'onnx-relu legalize --convert-opset 13 --exact MODEL OUT'" in done.stderr
+    assert not out.exists()
+    done = run_cli("legalize", "--exact", "--convert-opset", "13", model, out)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1] == (
+        f"{model}: converted from ai.onnx opset 9 to 13; rewrote 2 of 2 Relu nodes"
+        f" (2 tensor(float) -> select); wrote {out}"
+    )
+    fixed = onnx.load(out)
+    onnx.checker.check_model(fixed, full_check=True)
+    assert [(o.domain, o.version) for o in fixed.opset_import] == [("", 13)]
+    x = values(np.dtype(np.float32))
+    y, z = run_with_onnxruntime(fixed, {"X": x})
+    assert_relu_exact(y, x)
+    assert_relu_exact(z, x)
+
+
+def test_legalize_convert_opset_refuses_what_the_converter_cannot_do(tmp_path):
+    model = chain_model(tmp_path / "m.onnx", "float32", opset=14)
+    done = run_cli("legalize", "--convert-opset", "0", model, tmp_path / "o.onnx")
+    assert done.returncode == 2 and "--convert-opset must be an ai.onnx opset >= 1" in done.stderr
+    assert "Traceback" not in done.stderr and not (tmp_path / "o.onnx").exists()
+
+
+@pytest.mark.parametrize("command", ["run", "check", "legalize", "apply", "demo", None])
+def test_help_is_wrapped_to_the_terminal(command, monkeypatch, capsys):
+    from onnx_relu.cli import main
+
+    monkeypatch.setenv("COLUMNS", "60")
+    assert main([command, "--help"] if command else ["--help"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    too_long = [line for line in lines if len(line) > 60]
+    # a word longer than a line (an example's long path) may stand alone; nothing else is longer
+    assert all(len(line.split()) == 1 for line in too_long), too_long

@@ -249,7 +249,10 @@ def test_check_text_over_folders_and_files(model_tree):
     assert done.returncode == 1
     lines = done.stdout.splitlines()
     assert lines[0] == f"{os.path.join('models', 'a.onnx')}: no findings"
-    assert lines[1].startswith("Relu node 'r' (node #0): input 'X' has type tensor(int8)")
+    b_onnx = os.path.join("models", "sub", "b.ONNX")
+    assert lines[1].startswith(
+        f"{b_onnx}: Relu node 'r' (node #0): input 'X' has type tensor(int8)"
+    )
     assert lines[2] == "c.onnx: no findings"
     assert f"1 finding(s) in {os.path.join('models', 'sub', 'b.ONNX')}" in done.stderr
 

@@ -21,7 +21,7 @@ def run_fresh(code: str, *args: str) -> str:
         [sys.executable, "-c", textwrap.dedent(code), *args],
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=600,
     )
     assert result.returncode == 0, result.stderr
     return result.stdout
@@ -198,7 +198,7 @@ def test_float_files_and_the_command_never_import_ml_dtypes(tmp_path):
             [sys.executable, "-c", textwrap.dedent(probe), *args],
             capture_output=True,
             text=True,
-            timeout=120,
+            timeout=600,
             cwd=REPOSITORY,
         )
         assert result.stderr.split()[-2:] in (["False", "0"], ["False", "None"]), (

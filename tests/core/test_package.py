@@ -79,8 +79,13 @@ def test_ufunc_identity():
 def test_main_job_runs_the_spec_examples():
     result = run_python("-m", "onnx_relu")
     assert result.returncode == 0, result.stderr
-    assert result.stdout.count("=> matches the spec") == 9
-    assert "Relu(X) -> (Y)" in result.stdout and "dtype=bfloat16" in result.stdout
+    lines = result.stdout.splitlines()
+    assert sum(line.startswith("  ok   test_cc_relu") for line in lines) == 9
+    assert "9 of 9 spec examples match exactly" in result.stdout and len(lines) == 14
+    full = run_python("-m", "onnx_relu", "demo", "--full")
+    assert full.returncode == 0, full.stderr
+    assert full.stdout.count("=> matches the spec") == 9
+    assert "Relu(X) -> (Y)" in full.stdout and "dtype=bfloat16" in full.stdout
 
 
 def test_cli_version_and_usage_error():

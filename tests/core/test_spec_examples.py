@@ -25,8 +25,18 @@ SPEC_NAMES = [
 ]
 
 
-def spec_page() -> str | None:
-    """The spec page from shared/, beside the repository (present in CI and in sessions)."""
+#: The "Examples" section of the ONNX Relu operator page, shipped with the tests (its
+#: provenance: tests/core/data/README.md).
+SPEC_EXAMPLES = Path(__file__).with_name("data") / "Relu-examples.txt"
+
+
+def spec_page() -> str:
+    """The examples section of the spec page, as shipped in the repository."""
+    return SPEC_EXAMPLES.read_text(encoding="utf-8")
+
+
+def shared_spec_page() -> str | None:
+    """The whole spec page from shared/, beside the repository (in CI and in sessions)."""
     for parent in Path(__file__).resolve().parents:
         candidate = parent / "shared" / "spec" / "Relu.txt"
         if candidate.is_file():
@@ -66,26 +76,42 @@ def test_bits_equal_sees_sign_of_zero_and_dtype():
     assert bits_equal(a.copy(), a)
 
 
+def test_the_shipped_examples_are_the_spec_pages():
+    assert sorted(spec_blocks(spec_page())) == SPEC_NAMES
+    page = shared_spec_page()
+    if page is None:
+        pytest.skip("shared/spec/Relu.txt (the whole page) is not beside this checkout")
+    assert spec_page() in page + "\n"  # the section, unchanged
+
+
 @pytest.mark.parametrize("example", EXAMPLES, ids=[e.name for e in EXAMPLES])
 def test_vectors_and_demo_layout_match_the_spec_page(example):
-    page = spec_page()
-    if page is None:
-        pytest.skip("shared/spec/Relu.txt is not beside this checkout")
-    block = spec_blocks(page)[example.name]
+    block = spec_blocks(spec_page())[example.name]
     assert format_example(example, example.expected) == block
     assert format_example(example, onnx_relu.relu(example.input)) == block
 
 
-def test_demo_reports_all_nine_matching(capsys):
+def test_demo_reports_all_nine_matching_one_line_each_and_a_next_step(capsys):
     assert run_demo() == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split()[:2] for line in lines[1:10]] == [["ok", name] for name in SPEC_NAMES]
+    assert lines[10].startswith("9 of 9 spec examples match exactly")
+    assert lines[-2].startswith("Next: onnx-relu --help") and len(lines) == 14
+
+
+def test_demo_full_lays_every_example_out_as_the_spec_page(capsys):
+    assert run_demo(full=True) == 0
     text = capsys.readouterr().out
     assert text.count("=> matches the spec") == 9
+    for example in EXAMPLES:
+        assert format_example(example, example.expected) in text
     assert "9 of 9 spec examples match exactly" in text
 
 
-def test_demo_fails_when_a_result_is_wrong(monkeypatch, capsys):
+@pytest.mark.parametrize("full", [False, True], ids=["short", "full"])
+def test_demo_fails_when_a_result_is_wrong(monkeypatch, capsys, full):
     monkeypatch.setattr("onnx_relu.demo.relu", lambda x: x.copy())  # identity: wrong for negatives
-    assert run_demo() == 1
+    assert run_demo(full=full) == 1
     text = capsys.readouterr().out
-    assert "DOES NOT MATCH the spec" in text
+    assert ("DOES NOT MATCH the spec" if full else "  FAIL test_cc_relu ") in text
     assert "0 of 9 spec examples match exactly" in text

@@ -48,6 +48,7 @@ from typing import Any
 from ..argtypes import integer_at_least_one, positive_number, thread_count
 from .cases import (
     DEFAULT_SIZES,
+    INPLACE_BUFFER_BYTES,
     LARGEST_SKIPPED,
     QUICK_SIZES,
     TYPES,
@@ -56,7 +57,14 @@ from .cases import (
     mixed_sign_data,
 )
 from .peers import PEERS
-from .report import NotBenchmarkResults, format_tables, plot_results, read_results, write_json
+from .report import (
+    NotBenchmarkResults,
+    format_summary,
+    format_tables,
+    plot_results,
+    read_results,
+    write_json,
+)
 from .run import SCHEMA, run_benchmark
 from .scan import run_scan
 
@@ -65,6 +73,7 @@ __all__ = [
     "build_parser",
     "run_benchmark",
     "run_scan",
+    "format_summary",
     "format_tables",
     "plot_results",
     "read_results",
@@ -153,7 +162,17 @@ def build_parser(prog: str = "python -m onnx_relu.bench") -> argparse.ArgumentPa
         help="target length of one timed batch in ms (default 20)",
     )
     option(
-        "--quick", action="store_true", help="smoke test: sizes 6 and 64K, 2 rounds, short batches"
+        "--quick",
+        action="store_true",
+        help="a first look: sizes "
+        + " ".join(QUICK_SIZES)
+        + ", 3 rounds, 1 ms batches; prints the summary only (--tables for the tables)",
+    )
+    option(
+        "--tables",
+        action="store_true",
+        help="also print every table (GB/s of every variant, every ratio); the default"
+        " without --quick",
     )
     option(
         "--json",
@@ -218,13 +237,13 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m onnx_relu.ben
 
     Examples
     --------
-    A one-type smoke run without plot or JSON (prints its tables):
+    A one-type smoke run without plot or JSON (prints its summary; ``--tables`` adds every
+    table):
 
     >>> from onnx_relu.bench import main
-    >>> main(["--quick", "--types", "int8", "--sizes", "6", "--threads", "1", "--peers",
+    >>> main(["--quick", "--types", "int8", "--sizes", "64K", "--threads", "1", "--peers",
     ...       "--no-plot", "--json", ""])  # doctest: +ELLIPSIS
-    <BLANKLINE>
-    int8 - GB/s ...
+    onnx-relu bench: 1 types, 3 rounds, ...
     0
     """
     parser = build_parser(prog)
@@ -261,6 +280,8 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m onnx_relu.ben
                 f" {type(exc).__name__}: {exc}"
             )
         print(format_tables(results))
+        print()
+        print(format_summary(results))
         return _plot(results, args.png)
 
     if args.figures:
@@ -293,8 +314,14 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m onnx_relu.ben
     sizes = args.sizes or [Size.parse(s) for s in (QUICK_SIZES if args.quick else DEFAULT_SIZES)]
     if args.skip_largest:
         sizes = [s for s in sizes if not (s.in_bytes and s.count >= LARGEST_SKIPPED)]
-    rounds = args.rounds or (2 if args.quick else 5)
+    rounds = args.rounds or (3 if args.quick else 5)
     batch_seconds = (args.batch_ms or (1.0 if args.quick else 20.0)) / 1000
+    if args.quick:
+        print(
+            f"{prog} --quick: {len(args.types)} types x {len(sizes)} sizes, {rounds} rounds...",
+            file=sys.stderr,
+            flush=True,
+        )
     results = run_benchmark(
         types=args.types,
         sizes=sizes,
@@ -304,12 +331,18 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m onnx_relu.ben
         batch_seconds=batch_seconds,
         gap=0.0 if args.quick else 0.04,
         import_repeats=1 if args.quick else 5,
-        progress=lambda message: print(message, file=sys.stderr, flush=True),
+        inplace_bytes=(2 << 20) if args.quick else INPLACE_BUFFER_BYTES,
+        progress=None
+        if args.quick
+        else lambda message: print(message, file=sys.stderr, flush=True),
     )
-    print(format_tables(results))
+    if args.tables or not args.quick:
+        print(format_tables(results))
+        print()
+    print(format_summary(results))
     if args.json:
         write_json(results, args.json)
-        print(f"\nwrote {args.json}")
+        print(f"wrote {args.json}" + ("" if args.tables else " (every round of every variant)"))
     if args.no_plot or not args.png:
         return 0
     return _plot(results, args.png)

@@ -15,8 +15,8 @@ from collections.abc import Callable, Iterable
 import numpy as np
 
 import onnx_relu
+from onnx_relu.ceiling import copy_ceiling
 from onnx_relu.dtypes import RELU_TYPES
-from onnx_relu.tuning import copy_ceiling
 
 __all__ = [
     "TYPES",
@@ -46,7 +46,7 @@ _DTYPES: dict[str, np.dtype] = {
 #: The eight Relu types by short name, in the order of the tables.
 TYPES: tuple[str, ...] = tuple(_DTYPES)
 DEFAULT_SIZES = ("6", "64K", "4M", "64M", "512M")
-QUICK_SIZES = ("6", "64K")
+QUICK_SIZES = ("64K", "1M", "4M")
 LARGEST_SKIPPED = 512 << 20  # --skip-largest drops sizes of at least this many bytes
 INPLACE_BUFFER_BYTES = 64 << 20  # small in-place sizes refill this many bytes of buffers at once
 
@@ -147,11 +147,19 @@ class Case:
     buffers: list[np.ndarray]
 
     @classmethod
-    def make(cls, name: str, size: Size, rng: np.random.Generator) -> Case:
-        """Mixed-sign input, an output, and enough in-place buffers to fill 64 MiB (1 to 64)."""
+    def make(
+        cls,
+        name: str,
+        size: Size,
+        rng: np.random.Generator,
+        inplace_bytes: int = INPLACE_BUFFER_BYTES,
+    ) -> Case:
+        """Mixed-sign input, an output, and enough in-place buffers to fill ``inplace_bytes``
+        (64 MiB; 1 to 64 buffers). Every batch rewrites them all first (see
+        :func:`.timing.time_batch`), so a quick run takes fewer."""
         n = size.elements(dtype_of(name).itemsize)
         x = mixed_sign_data(name, n, rng)
-        copies = max(1, min(64, INPLACE_BUFFER_BYTES // max(1, x.nbytes)))
+        copies = max(1, min(64, inplace_bytes // max(1, x.nbytes)))
         return cls(name, n, x, np.empty_like(x), [x.copy() for _ in range(copies)])
 
     @property

@@ -8,11 +8,19 @@ from __future__ import annotations
 
 import json
 import math
+import statistics
 from typing import Any
 
 from .run import SCHEMA, key
 
-__all__ = ["NotBenchmarkResults", "format_tables", "write_json", "read_results", "plot_results"]
+__all__ = [
+    "NotBenchmarkResults",
+    "format_summary",
+    "format_tables",
+    "write_json",
+    "read_results",
+    "plot_results",
+]
 
 
 class NotBenchmarkResults(ValueError):
@@ -55,18 +63,93 @@ def format_tables(results: dict[str, Any]) -> str:
         lines.append("Not measured:")
         for entry in results["unavailable"]:
             lines.append(f"  {entry['variant']} {entry['type']}: {entry['reason']}")
-    small, imports = results["small_call"], results["import"]
     lines.append("")
-    lines.append("Overheads:")
-    lines.append(
-        f"  6-element call: onnx_relu.relu {small['onnx_relu.relu(x)'] * 1e6:.3f} us,"
-        f" np.maximum(x, 0) {small['np.maximum(x, 0)'] * 1e6:.3f} us"
-        f" -> {small['ratio relu / numpy']:.2f} x"
+    lines.append("Overheads (numpy's time / onnx-relu's: higher is better):")
+    lines += [f"  {line}" for line in _overhead_lines(results)]
+    return "\n".join(lines)
+
+
+def _overhead_lines(results: dict[str, Any]) -> list[str]:
+    """The 6-element call and the import, as time ratios turned "higher is better"."""
+    small, imports = results["small_call"], results["import"]
+    relu_us, numpy_us = small["onnx_relu.relu(x)"] * 1e6, small["np.maximum(x, 0)"] * 1e6
+    relu_ms, numpy_ms = (
+        imports["from onnx_relu import relu"] * 1e3,
+        imports["import numpy"] * 1e3,
     )
+    return [
+        f"6-element call: np.maximum {numpy_us:.3f} us / onnx_relu.relu {relu_us:.3f} us"
+        f" = {numpy_us / relu_us:.2f}",
+        f"import: numpy {numpy_ms:.1f} ms / onnx_relu with numpy {relu_ms:.1f} ms"
+        f" = {numpy_ms / relu_ms:.2f}",
+    ]
+
+
+#: The summary's rows: (label, ratio name, at the top thread count?); every one a throughput
+#: ratio onnx-relu / other, so higher is better.
+SUMMARY_ROWS = [
+    ("relu(x, out=y) / copy ceiling", "out / copy ceiling", True),
+    ("relu in place / in-place copy", "inplace / inplace ceiling", True),
+    ("relu(x) allocating / out=", "alloc / out", True),
+    ("relu / np.maximum(x, 0, out=)", "out / numpy maximum", False),
+    ("relu / onnxruntime (io binding)", "out / onnxruntime", True),
+    ("relu / torch clamp_min", "out / torch clamp_min", True),
+    ("backend run / onnxruntime run", "backend run / onnxruntime run", True),
+]
+
+
+def noise(results: dict[str, Any]) -> float:
+    """How much one variant's rounds differ: the median over records of (slowest round /
+    fastest round - 1); 0 for a run of one round."""
+    spreads = sorted(
+        max(record["rounds"]) / min(record["rounds"]) - 1
+        for record in results["results"]
+        if len(record["rounds"]) > 1 and min(record["rounds"]) > 0
+    )
+    return spreads[len(spreads) // 2] if spreads else 0.0
+
+
+def format_summary(results: dict[str, Any]) -> str:
+    """About a dozen lines: each ratio's median over the types, by size, and the noise.
+
+    Every figure is "higher is better": a throughput ratio onnx-relu / the other (1.00: as
+    fast), or for the overheads the other's time / onnx-relu's.
+    """
+    config, machine = results["config"], results["machine"]
+    top = max(config["threads"])
+    sizes = [size for size in config["sizes"]]
+    by_row: dict[str, dict[str, list[float]]] = {}
+    for ratio in results["ratios"]:
+        for label, name, at_top in SUMMARY_ROWS:
+            if ratio["ratio"] == name and ratio["threads"] == (top if at_top else 1):
+                by_row.setdefault(label, {}).setdefault(ratio["size"], []).append(ratio["value"])
+    load = machine.get("load_average")
+    load_text = f", load average {load[0]:.1f}" if load else ""
+    lines = [
+        f"onnx-relu bench: {len(config['types'])} types, {config['rounds']} rounds,"
+        f" {config['seconds_total']:.0f} s on {machine['cpu']}"
+        f" ({machine['cpus_available']} CPUs{load_text})",
+        "Ratios, median over the types (onnx-relu's GB/s / the other's: higher is better,"
+        f" 1.00 = as fast), at {top} thread(s) unless said:",
+    ]
+    name_width = max(len(label) for label, _, _ in SUMMARY_ROWS) + 8
+    width = max(8, max(len(size) for size in sizes) + 1)
+    lines.append("".ljust(name_width) + "".join(size.rjust(width) for size in sizes))
+    for label, _, at_top in SUMMARY_ROWS:
+        values = by_row.get(label)
+        if not values:
+            continue
+        shown = label + ("" if at_top or top == 1 else " (1t)")
+        cells = "".join(
+            _cell(statistics.median(values[size]) if size in values else None, width, ratio=True)
+            for size in sizes
+        )
+        lines.append(shown.ljust(name_width) + cells)
+    lines += _overhead_lines(results)
+    spread = noise(results)
     lines.append(
-        f"  import: from onnx_relu import relu {imports['from onnx_relu import relu'] * 1e3:.1f}"
-        f" ms, import numpy"
-        f" {imports['import numpy'] * 1e3:.1f} ms -> {imports['ratio onnx_relu / numpy']:.2f} x"
+        f"Noise: a variant's rounds differ by {spread:.0%} (median of slowest / fastest - 1):"
+        f" ratios within about {spread:.0%} of each other are equal on this run."
     )
     return "\n".join(lines)
 
@@ -113,15 +196,14 @@ PLOTTED = [
     ("torch relu_", True, {"color": "C5", "linestyle": "--", "linewidth": 1.2}),
 ]
 
-TICK_LABELS = [
-    (4 << 10, "4 KiB"),
-    (64 << 10, "64 KiB"),
-    (1 << 20, "1 MiB"),
-    (16 << 20, "16 MiB"),
-    (256 << 20, "256 MiB"),
-]
-TICKS = [value for value, _ in TICK_LABELS]
 PLOT_MIN_BYTES = 4096
+
+
+def _size_label(nbytes: int) -> str:
+    for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if nbytes >= 1 << shift:
+            return f"{nbytes / (1 << shift):g} {unit}"
+    return f"{nbytes} B"
 
 
 def plot_results(results: dict[str, Any], path: str) -> None:
@@ -144,6 +226,11 @@ def plot_results(results: dict[str, Any], path: str) -> None:
         rows, columns, figsize=(3.2 * columns, 2.6 * rows + 0.9), squeeze=False
     )
     handles = {}
+    # The x axis spans the sizes measured (a quick run's 64 KiB to 4 MiB, not out to 256 MiB),
+    # ticked at those sizes (a run has a handful).
+    plotted = {r["bytes"] for r in results["results"] if r["bytes"] >= PLOT_MIN_BYTES}
+    measured = sorted(plotted) or [PLOT_MIN_BYTES]
+    ticks = [(v, _size_label(v)) for v in measured]
     # The grid may have more panels than types (the spare ones are hidden below).
     for panel, type_name in zip(axes.flat, types, strict=False):
         for variant, at_top, style in PLOTTED:
@@ -161,7 +248,8 @@ def plot_results(results: dict[str, Any], path: str) -> None:
                 handles[f"{variant} ({threads}t)"] = line
         panel.set_title(type_name, fontsize=9)
         panel.set_xscale("log", base=2)
-        panel.set_xticks(TICKS, [label for _, label in TICK_LABELS])
+        panel.set_xticks([v for v, _ in ticks], [label for _, label in ticks])
+        panel.set_xlim(measured[0] / 1.5, measured[-1] * 1.5)
         panel.set_ylim(bottom=0)
         panel.tick_params(labelsize=7)
         panel.grid(True, which="major", alpha=0.3)

@@ -20,7 +20,7 @@ import numpy as np
 import onnx_relu
 from onnx_relu.tuning import default_num_threads, kernel_tuning
 
-from .cases import DEFAULT_SIZES, TYPES, Case, Size, Variant, relu_variants
+from .cases import DEFAULT_SIZES, INPLACE_BUFFER_BYTES, TYPES, Case, Size, Variant, relu_variants
 from .peers import (
     PEERS,
     Peers,
@@ -137,11 +137,13 @@ def run_benchmark(
     gap: float = 0.04,
     import_repeats: int = 5,
     progress: Callable[[str], None] | None = None,
+    inplace_bytes: int = INPLACE_BUFFER_BYTES,
 ) -> dict[str, Any]:
     """Run the whole benchmark and return the JSON-ready results (see the package docstring).
 
     The thread count of onnx-relu is restored afterwards. ``thread_counts`` defaults to 1 and
-    the CPUs available; ``progress`` receives one line per case.
+    the CPUs available; ``progress`` receives one line per case; ``inplace_bytes`` bounds the
+    in-place buffers of a case (:meth:`.cases.Case.make`).
     """
     if thread_counts is None:
         most = default_num_threads()
@@ -166,7 +168,7 @@ def run_benchmark(
                 if why:
                     unavailable.append({"type": type_name, "variant": "onnxruntime", "reason": why})
             for size in sizes:
-                case = Case.make(type_name, size, rng)
+                case = Case.make(type_name, size, rng, inplace_bytes)
                 variants: list[Variant] = []
                 for threads in thread_counts:
                     variants += relu_variants(case, threads)
@@ -191,7 +193,9 @@ def run_benchmark(
             del sessions
             gc.collect()
         say("overheads: 6-element call, import time")
-        overhead = small_call_overhead(rounds=max(3, rounds), calls=20_000 if rounds > 2 else 2000)
+        overhead = small_call_overhead(
+            rounds=max(3, rounds), calls=20_000 if batch_seconds >= 0.005 else 2000
+        )
         imports = import_times(import_repeats)
     finally:
         onnx_relu.set_num_threads(saved_threads)
@@ -208,6 +212,7 @@ def run_benchmark(
             "batch_seconds": batch_seconds,
             "gap_seconds": gap,
             "peers": list(peers),
+            "inplace_bytes": inplace_bytes,
             "seconds_total": round(time.time() - started, 1),
         },
         "results": records,

@@ -2,7 +2,7 @@
 
 One module per subcommand (:mod:`.demo`, :mod:`.apply`, :mod:`.run`, :mod:`.check`,
 :mod:`.legalize`, :mod:`.bench`), each with ``add_command(commands)``, which adds its parser and
-sets its ``handler``, and ``run``; :data:`_COMMANDS` lists them, so a new subcommand is one
+sets its ``handler``, and ``run``; ``_subcommands()`` lists them, so a new subcommand is one
 module and one list entry. What they share (exit statuses, signals, the one guarded runner,
 path checks) is in :mod:`._common`. With no subcommand the demo runs. Importing this package
 imports none of the optional packages: each subcommand imports what it needs when it runs.
@@ -34,7 +34,7 @@ from collections.abc import Callable
 from types import ModuleType
 
 from .. import __version__
-from ._common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, PROG
+from ._common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, PROG, HelpFormatter
 
 __all__ = ["main", "build_parser", "EXIT_OK", "EXIT_FAILED", "EXIT_USAGE"]
 
@@ -89,7 +89,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="The ONNX Relu operator, exact for every type of every version.\n"
         "With no command: run the specification's nine examples and check every result.",
         epilog=_MAIN_EXAMPLES,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=HelpFormatter,
     )
     parser.add_argument("--version", action=_PrintVersion)
     commands = parser.add_subparsers(title="commands", metavar="COMMAND")

@@ -54,8 +54,8 @@ def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         help="judge every Relu node of models (type allowed at its opset, attributes)",
         description="Judge every ai.onnx Relu node of ONNX models: is its input type allowed "
         "by the Relu version of the model's opset, are its attributes valid for that version?\n"
-        "Text output: one finding per line. A summary line goes to standard error when it is "
-        "a terminal.",
+        "Text output: one finding per line, as 'PATH: NODE: MESSAGE' (or 'PATH: no "
+        "findings'). A summary line goes to standard error when it is a terminal.",
         epilog=_CHECK_EXAMPLES,
     )
     parser.add_argument(
@@ -165,8 +165,8 @@ def run(args: argparse.Namespace) -> int:
                 }
                 emit(json.dumps(record))
             elif findings:
-                for finding in findings:
-                    emit(one_line(str(finding)))
+                for finding in findings:  # "path: node: message", as grep and ruff print
+                    emit(one_line(f"{shown(path)}: {finding}"))
                 note(f"{len(findings)} finding(s) in {shown(path)}")
             else:
                 emit(f"{shown(path)}: no findings")

@@ -9,13 +9,19 @@ from ._common import add_subcommand
 
 def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``demo`` subcommand to ``commands``."""
-    add_subcommand(
+    parser = add_subcommand(
         commands,
         "demo",
         run,
         help="run the specification's nine examples and check every result (the default)",
         description="Run the Relu specification's nine examples through onnx-relu and check "
-        "that every result matches exactly. Exit status 1 if any does not.",
+        "that every result matches exactly (dtype, shape and every element's bit pattern), "
+        "one line per example. Exit status 1 if any does not.",
+    )
+    parser.add_argument(
+        "--full",
+        action="store_true",
+        help="show each example as the specification page lays it out (inputs, outputs)",
     )
 
 
@@ -23,4 +29,4 @@ def run(_args: argparse.Namespace | None = None) -> int:
     """Run the demo; 0 if every example matches the specification exactly, else 1."""
     from ..demo import run_demo
 
-    return run_demo()
+    return run_demo(full=bool(getattr(_args, "full", False)))

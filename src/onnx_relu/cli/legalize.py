@@ -12,6 +12,8 @@ from ._common import (
     UsageError,
     add_subcommand,
     emit,
+    note,
+    one_line,
     run_guarded,
     shown,
 )
@@ -32,7 +34,11 @@ def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         "Relu node (bfloat16, int16, int64 ...), with onnx-relu's values. Other nodes are "
         "untouched. OUT is written atomically.",
         epilog=f"examples:\n  {PROG} legalize model.onnx model.ort.onnx\n"
-        f"  {PROG} legalize --exact model.onnx model.exact.onnx   also make float Relus exact",
+        f"  {PROG} legalize --exact model.onnx model.exact.onnx   also make float Relus exact\n"
+        f"  {PROG} legalize --exact --convert-opset 13 old.onnx new.onnx   an opset 6-12 model\n"
+        "\nIt prints each Relu node it rewrote (path: node: type -> rewrite) and a summary line\n"
+        "(on standard error when OUT is -). With nothing to rewrite it says so, writes OUT as\n"
+        "a copy of MODEL and exits 0.",
     )
     parser.add_argument("model", metavar="MODEL.onnx", help="the model file")
     parser.add_argument(
@@ -48,7 +54,15 @@ def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         "--exact",
         action="store_true",
         help="also rewrite the Relus the runtime runs with other values "
-        "(-0.0 kept, float16 NaNs quieted) so that every result is exact",
+        "(-0.0 kept, float16 NaNs quieted) so that every result is exact; float Relus need "
+        "opset 13 for that (see --convert-opset)",
+    )
+    parser.add_argument(
+        "--convert-opset",
+        type=int,
+        metavar="N",
+        help="first convert MODEL to ai.onnx opset N with onnx's version converter "
+        "(the result checked with onnx.checker), e.g. 13 for --exact on an older model",
     )
 
 
@@ -72,24 +86,57 @@ def run(args: argparse.Namespace) -> int:
             check_writable_destination(args.output)
         from ..errors import LegalizationError
         from ..files.paths import open_output
-        from ..onnx import legalize
+        from ..onnx import legalize_with_report
 
+        source: Any = args.model
+        converted = ""
+        if args.convert_opset is not None:
+            source, before = _converted(args.model, args.convert_opset)
+            converted = f"converted from ai.onnx opset {before} to {args.convert_opset}; "
         try:
-            model = legalize(args.model, target=args.target, exact=args.exact)
+            done = legalize_with_report(source, target=args.target, exact=args.exact)
         except LegalizationError as exc:
             raise UsageError(str(exc)) from None
+        model = done.model
         _check_external_data_stays_reachable(model, args.model, "." if to_stdout else args.output)
         data = model.SerializeToString()
         # A FIFO or character device as OUT is written through; '-' is standard output.
         with open_output(args.output, "OUT", dash_is_stdio=True) as output:
             output.write(data)
-        if not to_stdout:
-            emit(f"wrote {shown(args.output)}")
+        report = note if to_stdout else emit  # standard output holds the model then
+        for rewritten in done.rewritten:
+            report(one_line(f"{shown(args.model)}: {rewritten}"))
+        written = "standard output" if to_stdout else shown(args.output)
+        copy = "" if done.rewritten or converted else ", a copy of MODEL"
+        report(f"{shown(args.model)}: {converted}{done.summary()}; wrote {written}{copy}")
         return EXIT_OK
 
     return run_guarded(
         f"{PROG} legalize", work, after_interrupt=NOT_WRITTEN, after_failure="; OUT left unchanged"
     )
+
+
+def _converted(path: str, opset: int) -> tuple[Any, int | None]:
+    """MODEL converted to ai.onnx ``opset`` by onnx's version converter, checked by onnx's
+    checker; a model the converter cannot convert is a UsageError naming both opsets."""
+    import onnx
+    import onnx.version_converter
+
+    from ..onnx import ai_onnx_opset, load_model
+
+    if opset < 1:
+        raise UsageError(f"--convert-opset must be an ai.onnx opset >= 1, got {opset}")
+    model = load_model(path)
+    before = ai_onnx_opset(model)
+    try:
+        converted = onnx.version_converter.convert_version(model, opset)
+        onnx.checker.check_model(converted, full_check=True)
+    except Exception as exc:  # noqa: BLE001 - onnx raises RuntimeError, ValidationError...
+        raise UsageError(
+            f"onnx's version converter cannot convert MODEL {shown(path)} from opset {before}"
+            f" to {opset}: {type(exc).__name__}: {exc}"
+        ) from None
+    return converted, before
 
 
 def _check_external_data_stays_reachable(model: Any, source: str, output: str) -> None:

@@ -220,7 +220,7 @@ def _fsync_folder(folder: str) -> None:
 def _split(path: str | os.PathLike[str]) -> tuple[str, str, str]:
     """The destination, its folder and its name. A symbolic link is written through: the file
     (or store) it points to is replaced, next to itself, and the link stays a link."""
-    from .paths import absolute_path  # (paths imports this module)
+    from .._paths import absolute_path
 
     target = absolute_path(path)
     if os.path.islink(target):

@@ -52,6 +52,7 @@ import stat
 import time
 from collections.abc import Iterator
 
+from .._paths import absolute_path
 from ..errors import FileArgumentError, UnsupportedPathError
 from ._atomic import atomic_file
 
@@ -89,28 +90,6 @@ TENSOR_FORMATS: dict[str, str] = {".npy": "npy", ".pb": "pb"}
 
 #: How long a reader of a FIFO waits for a writer to open it before refusing it.
 FIFO_WAIT_S = 1.0
-
-
-def absolute_path(path: str | os.PathLike[str]) -> str:
-    """``path`` made absolute, as :func:`os.path.abspath` does; where the current working
-    folder has been removed (so that a relative path names no file), a ``FileNotFoundError``
-    that says so and names ``path``, not the bare one ``os.getcwd`` raises.
-
-    Examples
-    --------
-    >>> absolute_path("/data/x.npy")
-    '/data/x.npy'
-    """
-    path = os.fspath(path)
-    try:
-        return os.path.abspath(path)
-    except FileNotFoundError:
-        raise FileNotFoundError(
-            errno.ENOENT,
-            "the current working folder no longer exists (it was removed), so this relative"
-            " path names no file",
-            path,
-        ) from None
 
 
 class PathKind(enum.Enum):
@@ -175,9 +154,9 @@ def _refusal(what: str, path: str, kind: PathKind, allowed: str) -> UnsupportedP
 _CLOSED_STANDARD: set[int] = set()
 
 
-def hold_closed_standard_streams() -> frozenset[int]:
+def hold_closed_standard_streams() -> None:
     """Put ``/dev/null`` on each of the descriptors 0, 1 and 2 that is closed, and remember it
-    as closed; return those found closed.
+    as closed (:func:`standard_closed` answers for each).
 
     A program started with standard output closed would otherwise get descriptor 1 for the
     first file it opens, and write its output into that file. ``-`` on a descriptor found
@@ -193,7 +172,6 @@ def hold_closed_standard_streams() -> frozenset[int]:
                 os.dup2(held, fd)
                 os.close(held)
             _CLOSED_STANDARD.add(fd)
-    return frozenset(_CLOSED_STANDARD)
 
 
 def standard_closed(fd: int) -> bool:
@@ -366,13 +344,10 @@ def write_all(fd: int, data: object) -> None:
 
 
 class Output:
-    """Where an output goes: ``write`` writes every byte or raises. ``stream`` is True for a
-    FIFO, a character device or standard output (written in order, not replaced)."""
+    """Where an output goes: ``write`` writes every byte or raises."""
 
-    def __init__(self, fd: int, stream: bool, label: str) -> None:
+    def __init__(self, fd: int) -> None:
         self.fd = fd
-        self.stream = stream
-        self.label = label
 
     def write(self, data: object) -> None:
         write_all(self.fd, data)
@@ -434,7 +409,7 @@ def open_output(
             import sys
 
             sys.stdout.flush()  # whatever was printed before comes first
-        yield Output(1, True, "standard output")
+        yield Output(1)
         return
     if kind.is_stream:
         try:
@@ -446,13 +421,13 @@ def open_output(
                 f"{what} {describe(path, kind)} has no reader: start the reader first"
             ) from None
         try:
-            yield Output(fd, True, repr(path))
+            yield Output(fd)
         finally:
             os.close(fd)
         return
     with atomic_file(path) as file:
         file.flush()
-        output = Output(file.fileno(), False, repr(path))
+        output = Output(file.fileno())
         yield output
 
 

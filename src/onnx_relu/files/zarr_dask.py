@@ -30,8 +30,8 @@ one whose lock is held (a live job's). A job during which no block completes for
 ``stall_timeout`` seconds (:data:`STALL_TIMEOUT_S` by default; workers paused because their
 memory passed dask's pause threshold never run a task) raises :class:`TimeoutError` naming the
 cause the scheduler reports. Durability costs one ``syncfs`` per worker and one here per
-store, not one ``fsync`` per chunk file (issue 13 measured a job 1.1-1.2 times as long as
-``da.maximum`` stored to an uncompressed store with those).
+store, not one ``fsync`` per chunk file (with those a job took 1.1-1.2 times as long as
+``da.maximum`` stored to an uncompressed store).
 
 Types: Zarr (zarr-python 3.1, formats 2 and 3) stores float16, float32, float64, int8, int16,
 int32 and int64. It has no bfloat16 data type, so a bfloat16 tensor cannot be a Zarr store;
@@ -78,16 +78,17 @@ class ChunkError(InvalidTensorFileError):
 
 
 def _import_dask() -> tuple[Any, Any, Any]:
+    """dask's ``delayed``, ``distributed`` and ``zarr``, or the error naming the extra."""
     try:
-        import dask.array as da
         import distributed
         import zarr
+        from dask.delayed import delayed
     except ImportError as exc:
         raise ModuleNotFoundError(
             f"Zarr stores on Dask need dask[array], distributed and zarr ({exc}); install them"
             ' with pip install "onnx-relu[dask]"'
         ) from exc
-    return da, distributed, zarr
+    return delayed, distributed, zarr
 
 
 @contextlib.contextmanager
@@ -101,7 +102,7 @@ def dask_client(scheduler: str | None = None) -> Iterator[Any]:
     exception) and never see SIGINT (:func:`_sigint_blocked_in_new_threads`): a Ctrl-C in a
     terminal, sent to the whole foreground process group, stops the caller, which stops them.
     """
-    _da, distributed, _zarr = _import_dask()
+    _delayed, distributed, _zarr = _import_dask()
     if scheduler:
         with distributed.Client(scheduler, timeout=f"{CONNECT_TIMEOUT_S}s") as client:
             yield client
@@ -364,8 +365,7 @@ def relu_zarr(
     """
     if not stall_timeout > 0:
         raise ValueError(f"stall_timeout must be a number of seconds > 0, got {stall_timeout!r}")
-    _da, distributed, zarr = _import_dask()
-    from dask.delayed import delayed
+    delayed, distributed, zarr = _import_dask()
 
     from ._zarr_store import FixedRootStore
 

@@ -5,8 +5,9 @@ Importing it imports onnx, never onnxruntime; the modules that run onnxruntime
 themselves (``pip install "onnx-relu[ort]"``).
 
 - :func:`check_model`, :class:`Finding` (:mod:`.check`): judge every Relu node of any model.
-- :func:`legalize`, :func:`run_with_onnxruntime` (:mod:`.legalization`): make onnxruntime run
-  every Relu node with onnx-relu's values; run a model in onnxruntime, bfloat16 included.
+- :func:`legalize`, :func:`legalize_with_report`, :func:`run_with_onnxruntime`
+  (:mod:`.legalization`): make onnxruntime run every Relu node with onnx-relu's values, and say
+  which nodes were rewritten; run a model in onnxruntime, bfloat16 included.
 - :mod:`.backend`: an ``onnx.backend.base.Backend`` for models made of Relu nodes (also
   importable as ``onnx_relu.backend``).
 - :mod:`.reference`: ``Relu`` for ``onnx.reference.ReferenceEvaluator(model, new_ops=[Relu])``,
@@ -33,12 +34,21 @@ Examples
 from ._models import ai_onnx_opset, load_model
 from ._rules import is_relu
 from .check import Finding, check_model
-from .legalization import legalize, run_with_onnxruntime
+from .legalization import (
+    Legalization,
+    Rewritten,
+    legalize,
+    legalize_with_report,
+    run_with_onnxruntime,
+)
 
 __all__ = [
     "check_model",
     "Finding",
     "legalize",
+    "legalize_with_report",
+    "Legalization",
+    "Rewritten",
     "run_with_onnxruntime",
     "load_model",
     "ai_onnx_opset",

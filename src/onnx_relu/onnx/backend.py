@@ -2,13 +2,14 @@
 onnx-relu's kernel.
 
 It runs any number of ai.onnx Relu nodes (domain "" or "ai.onnx"), chained or side by side, with
-several inputs and outputs and initializers, at any opset from 1 to the latest the installed onnx
-knows. Everything is validated when the model is prepared, before anything runs: the model's
-opset decides each node's Relu version, and a node whose input type that version does not allow
-is refused naming the node, the input, its type, the version and the allowed types. Relu-1's
-``consumed_inputs`` attribute is accepted and ignored. Any other operator raises
-:class:`~onnx_relu.errors.UnsupportedOperatorError` (a ``NotImplementedError``) and makes
-:meth:`OnnxReluBackend.is_compatible` return False.
+several inputs and outputs and initializers, at any opset from 1 on (one newer than the installed
+onnx knows selects the newest Relu version, Relu-14, as onnx's own ``get_schema`` does and as
+``relu(x, opset=...)`` and ``onnx-relu apply --opset`` do). Everything is validated when the model
+is prepared, before anything runs: the model's opset decides each node's Relu version, and a node
+whose input type that version does not allow is refused naming the node, the input, its type, the
+version and the allowed types. Relu-1's ``consumed_inputs`` attribute is accepted and ignored. Any
+other operator raises :class:`~onnx_relu.errors.UnsupportedOperatorError` (a
+``NotImplementedError``) and makes :meth:`OnnxReluBackend.is_compatible` return False.
 
 Inputs are fed as a list (in graph-input order) or a dict (by name); their types must equal the
 declared ones exactly (onnx-relu never casts). bfloat16 tensors are ``ml_dtypes.bfloat16`` arrays.
@@ -49,7 +50,6 @@ from ..dtypes import describe_dtype, dtype_of_onnx_type, native
 from ..errors import (
     InputTypeMismatchError,
     InvalidModelError,
-    InvalidOpsetError,
     ModelInputError,
     OnnxReluError,
     UnsupportedOperatorError,
@@ -211,7 +211,7 @@ class OnnxReluBackendRep(BackendRep):
         # the (input, output) name of each step, which outputs must be copied, and per input
         # what a call may feed without the general checks.
         self._outputs_type = _outputs_type(self.output_names)
-        self._plan: tuple[tuple[str, str, bool], ...] = tuple(
+        self._step_names: tuple[tuple[str, str, bool], ...] = tuple(
             (s.input, s.output, types[s.input] is not None) for s in steps
         )
         produced = {step.output for step in self._steps}
@@ -323,7 +323,7 @@ class OnnxReluBackendRep(BackendRep):
 
     def _compute(self, values: dict[str, Any]) -> tuple[Any, ...]:
         """Run the steps on checked values; the outputs in the model's output container."""
-        for input_name, output_name, typed in self._plan:
+        for input_name, output_name, typed in self._step_names:
             x = values[input_name]
             if typed:
                 # The type was declared, checked against the Relu version at prepare and the
@@ -496,15 +496,9 @@ def _outputs_type(names: tuple[str, ...]) -> Any:
 
 
 def _checked_node_opset(opset: object) -> int:
-    """run_node's ``opset_version``: an integer from 1 to the newest opset onnx knows, as
-    :func:`prepare` requires of a model's opset."""
-    value = check_opset(opset)
-    latest = latest_onnx_opset()
-    if value > latest:
-        raise InvalidOpsetError(
-            f"opset_version is {value}; the installed onnx knows ai.onnx opsets 1 to {latest}"
-        )
-    return value
+    """run_node's ``opset_version``: an integer >= 1, as :func:`prepare` requires of a model's
+    opset; one newer than onnx knows selects the newest Relu version, as everywhere."""
+    return check_opset(opset)
 
 
 def _check_device(backend: type[OnnxReluBackend], device: str) -> None:

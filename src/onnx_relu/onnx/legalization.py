@@ -40,7 +40,9 @@ Examples
 from __future__ import annotations
 
 import os
+from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -55,6 +57,9 @@ from .probe import ProbeResult, probe_onnxruntime
 
 __all__ = [
     "legalize",
+    "legalize_with_report",
+    "Legalization",
+    "Rewritten",
     "probe_onnxruntime",
     "ProbeResult",
     "REWRITES",
@@ -131,6 +136,64 @@ def _graph_at(
     return found
 
 
+@dataclass(frozen=True)
+class Rewritten:
+    """One Relu node that :func:`legalize_with_report` replaced by a subgraph.
+
+    Attributes
+    ----------
+    where : str
+        The node's label, and the graph holding it where that is not the main graph.
+    input_type : str
+        Its input type, e.g. "tensor(bfloat16)".
+    rewrite : str
+        The rewrite that replaced it ("cast-int32", "max-zero" or "select").
+    """
+
+    where: str
+    input_type: str
+    rewrite: str
+
+    def __str__(self) -> str:
+        return f"{self.where}: {self.input_type} -> {self.rewrite}"
+
+
+@dataclass(frozen=True)
+class Legalization:
+    """What :func:`legalize_with_report` made: the new model and what changed in it.
+
+    Attributes
+    ----------
+    model : onnx.ModelProto
+        The new model (as :func:`legalize` returns it).
+    relu_nodes : int
+        The Relu nodes judged (a node of a function body once per call of the function).
+    rewritten : tuple of Rewritten
+        The nodes replaced, in graph order; empty: the model is unchanged (a copy).
+    """
+
+    model: onnx.ModelProto
+    relu_nodes: int
+    rewritten: tuple[Rewritten, ...]
+
+    def summary(self) -> str:
+        """One line: how many Relu nodes were rewritten, by rewrite, or "nothing to rewrite".
+
+        Examples
+        --------
+        >>> Legalization(onnx.ModelProto(), 3, ()).summary()
+        'nothing to rewrite: onnxruntime runs its 3 Relu nodes as they are'
+        """
+        nodes = "1 Relu node" if self.relu_nodes == 1 else f"{self.relu_nodes} Relu nodes"
+        if not self.rewritten:
+            if not self.relu_nodes:
+                return "nothing to rewrite: the model has no Relu node"
+            return f"nothing to rewrite: onnxruntime runs its {nodes} as they are"
+        kinds = Counter(f"{r.input_type} -> {r.rewrite}" for r in self.rewritten)
+        by_kind = ", ".join(f"{count} {kind}" for kind, count in sorted(kinds.items()))
+        return f"rewrote {len(self.rewritten)} of {nodes} ({by_kind})"
+
+
 def legalize(
     model: onnx.ModelProto | str | os.PathLike[str] | bytes,
     target: str = "onnxruntime",
@@ -168,8 +231,37 @@ def legalize(
         a type that cannot be inferred, a bad attribute): legalize does not guess.
     onnx_relu.errors.LegalizationError
         if a Relu node can neither run nor be rewritten exactly, e.g. any Relu at opsets 1-5:
-        onnxruntime implements no Relu-1 (convert the model first, e.g. with
-        ``onnx.version_converter.convert_version(model, 13)``).
+        onnxruntime implements no Relu-1, or with ``exact=True`` a float Relu below opset 13,
+        where the exact ``select`` rewrite needs opset 13 (convert the model first, e.g. with
+        ``onnx.version_converter.convert_version(model, 13)``; ``onnx-relu legalize
+        --convert-opset 13`` does it).
+    """
+    return legalize_with_report(model, target, exact=exact).model
+
+
+def legalize_with_report(
+    model: onnx.ModelProto | str | os.PathLike[str] | bytes,
+    target: str = "onnxruntime",
+    *,
+    exact: bool = False,
+) -> Legalization:
+    """:func:`legalize`, saying what it did: the new model and the Relu nodes it rewrote.
+
+    Parameters and errors are :func:`legalize`'s.
+
+    Examples
+    --------
+    >>> from onnx import TensorProto, helper
+    >>> graph = helper.make_graph(
+    ...     [helper.make_node("Relu", ["x"], ["y"], name="act")], "g",
+    ...     [helper.make_tensor_value_info("x", TensorProto.INT16, [3])],
+    ...     [helper.make_tensor_value_info("y", TensorProto.INT16, [3])])
+    >>> done = legalize_with_report(
+    ...     helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]))
+    >>> print(done.summary())
+    rewrote 1 of 1 Relu node (1 tensor(int16) -> cast-int32)
+    >>> print(done.rewritten[0])
+    Relu node 'act' (node #0): tensor(int16) -> cast-int32
     """
     if target != "onnxruntime":
         raise ValueError(f"unknown target {target!r}; the only target is 'onnxruntime'")
@@ -178,14 +270,15 @@ def legalize(
     if opset is None:  # no Relu node
         result = onnx.ModelProto()
         result.CopyFrom(source)
-        return result
+        return Legalization(result, 0, ())
     if findings:
         raise InvalidModelError(
             "legalize needs valid Relu nodes with known types; check_model found:\n"
             + "\n".join(f"  {finding}" for finding in findings)
         )
 
-    plan: list[tuple[ReluSite, str]] = []
+    rewrites: list[tuple[ReluSite, str]] = []
+    judged = 0
     chosen: dict[
         tuple[Any, ...], tuple[str, str]
     ] = {}  # a function's Relu: the rewrite of each call type
@@ -193,6 +286,7 @@ def legalize(
         assert site.input_type is not None  # check_model found no type-unknown site
         site_opset = site.opset or opset
         choice, tried = _choose_rewrite(site.input_type, site_opset, source.ir_version, exact)
+        judged += 1
         if choice is None:
             description = node_label("Relu", site.node.name, site.index)
             native = tried[0]
@@ -202,19 +296,14 @@ def legalize(
                 else "onnxruntime cannot run it"
             )
             raise LegalizationError(
-                f"{description} on {site.input_type} at opset {opset}: {problem}, and no"
+                f"{description} on {site.input_type} at opset {site_opset}: {problem}, and no"
                 " rewrite runs there with exact results. Tried:\n"
                 + "\n".join(f"  {t.rewrite}: {t.error or '; '.join(t.differences)}" for t in tried)
-                + (
-                    "\nonnxruntime implements no Relu-1 (opsets 1-5): convert the model first,"
-                    " e.g. onnx.version_converter.convert_version(model, 13)."
-                    if opset < 6
-                    else ""
-                )
+                + _conversion_advice(site_opset, exact)
             )
         if site.function is not None:
             # One body serves every call: it can be rewritten only if every call's type needs
-            # the same nodes; a later call of the function adds nothing to the plan.
+            # the same nodes; a later call of the function adds nothing to the rewrites.
             where = (site.function, site.path, site.index)
             if where in chosen:
                 earlier_choice, earlier_type = chosen[where]
@@ -229,8 +318,17 @@ def legalize(
                 continue
             chosen[where] = (choice, site.input_type)
         if choice != "Relu":
-            plan.append((site, choice))
+            rewrites.append((site, choice))
 
+    rewritten = tuple(
+        Rewritten(
+            f"{node_label('Relu', site.node.name, site.index)}"
+            + (f" in {site.graph_label}" if site.graph_label else ""),
+            site.input_type or "",
+            choice,
+        )
+        for site, choice in rewrites
+    )
     result = onnx.ModelProto()
     result.CopyFrom(source)
     taken = set(_all_names(result.graph))
@@ -242,7 +340,7 @@ def legalize(
     pool = _NamePool(taken)
     # Deepest graphs first, and from the end of each node list, so that the paths and indices
     # of the sites not yet rewritten stay valid (each function body and the main graph apart).
-    plan.sort(
+    rewrites.sort(
         key=lambda item: (
             -1 if item[0].function is None else item[0].function,
             len(item[0].path),
@@ -251,7 +349,7 @@ def legalize(
         ),
         reverse=True,
     )
-    for site, choice in plan:
+    for site, choice in rewrites:
         graph = _graph_at(result, site.path, site.function)
         node = graph.node[site.index]
         fresh = pool.fresh_maker(node.name or node.output[0])
@@ -270,7 +368,24 @@ def legalize(
         nodes[site.index : site.index + 1] = new_nodes
         del graph.node[:]
         graph.node.extend(nodes)
-    return result
+    return Legalization(result, judged, rewritten)
+
+
+def _conversion_advice(opset: int, exact: bool) -> str:
+    """What makes a Relu at ``opset`` legalizable when no rewrite runs there: a newer opset."""
+    if opset >= 13 or (opset >= 6 and not exact):
+        return ""
+    why = (
+        "onnxruntime implements no Relu-1 (opsets 1-5)"
+        if opset < 6
+        else "the exact rewrite of a float Relu (select) needs opset 13"
+    )
+    return (
+        f"\n{why}: convert the model to opset 13 first, on the command line with"
+        " 'onnx-relu legalize --convert-opset 13"
+        + (" --exact" if exact else "")
+        + " MODEL OUT', in Python with onnx.version_converter.convert_version(model, 13)."
+    )
 
 
 def run_with_onnxruntime(

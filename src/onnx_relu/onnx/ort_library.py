@@ -67,7 +67,6 @@ from __future__ import annotations
 
 import ctypes
 import os
-import sys
 import threading
 from typing import TYPE_CHECKING, Any
 
@@ -110,8 +109,6 @@ _MAX_NT_BYTES = min(
     2 ** (8 * ctypes.sizeof(ctypes.c_longlong) - 1) - 1,
 )
 
-_FILE_NAMES = {"darwin": "libonnx_relu_ort.dylib", "win32": "onnx_relu_ort.dll"}
-
 _lock = threading.Lock()
 _handle: ctypes.CDLL | None = None
 
@@ -134,7 +131,7 @@ def ort_library_path() -> str:
     'libonnx_relu_ort.so'
     """
     package_folder = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    path = os.path.join(package_folder, "lib", _FILE_NAMES.get(sys.platform, "libonnx_relu_ort.so"))
+    path = os.path.join(package_folder, "lib", "libonnx_relu_ort.so")  # built for Linux only
     if not os.path.isfile(path):
         raise FileNotFoundError(
             f"the onnx-relu custom-op library for onnxruntime is not installed: {path!r} is"
@@ -194,8 +191,14 @@ def set_ort_library_num_threads(n: int | None) -> int | None:
 
 def set_ort_library_nt_threshold(n_bytes: int | None) -> int:
     """Set the output size (bytes) from which the library's kernel writes with streaming
-    stores (None: leave it); returns the previous size. The default comes from this machine's
-    caches, as :func:`onnx_relu.tuning.kernel_tuning` reports for the NumPy module.
+    stores (None: leave it); returns the previous size.
+
+    The library's counterpart of ``set_kernel_tuning(nt_threshold=...)``
+    (:func:`onnx_relu.tuning.set_kernel_tuning`), for its own copy of the kernel, process-wide,
+    for every session using the library. The default comes from this machine's caches, as
+    :func:`onnx_relu.tuning.kernel_tuning` reports it for the NumPy module; a program whose
+    outputs are read back at once (they stay in the cache) may raise it, one whose outputs are
+    not may lower it. 0 streams every call.
 
     Examples
     --------
