@@ -78,7 +78,7 @@ def fail(prog: str, message: object, status: int) -> int:
 
 def note(line: str) -> None:
     """Write ``line`` to standard error if it can be written; drop it otherwise."""
-    from ..files.paths import standard_closed, write_all
+    from ..io.streams import standard_closed, write_all
 
     if sys.stderr is None or standard_closed(2):
         return
@@ -111,7 +111,7 @@ def emit(line: str) -> None:
 
     The line should already be escaped (:func:`shown`); characters the output's encoding
     cannot hold are written as backslash escapes, never as an error."""
-    from ..files.paths import standard_closed, write_all
+    from ..io.streams import standard_closed, write_all
 
     if sys.stdout is None or standard_closed(1):
         raise ReportLost("standard output is closed: the report cannot be written")
@@ -136,7 +136,7 @@ def emit(line: str) -> None:
 
 class _CompleteWriter(io.RawIOBase):
     """Descriptor ``fd`` as a binary stream whose ``write`` writes every byte
-    (:func:`onnx_relu.files.paths.write_all`): short writes continued, a full non-blocking pipe
+    (:func:`onnx_relu.io.streams.write_all`): short writes continued, a full non-blocking pipe
     waited on. Python's own standard output drops the rest of a short write when it is
     unbuffered (``PYTHONUNBUFFERED=1``) and raises ``BlockingIOError`` on a full non-blocking
     pipe when it is buffered."""
@@ -148,7 +148,7 @@ class _CompleteWriter(io.RawIOBase):
         return True
 
     def write(self, data: object) -> int:
-        from ..files.paths import write_all
+        from ..io.streams import write_all
 
         view = memoryview(data).cast("B")  # type: ignore[arg-type]
         write_all(self._fd, view)

@@ -10,8 +10,8 @@ import os
 from collections.abc import Iterator
 
 from ..argtypes import integer_at_least_one, positive_number, thread_count
-from ..files.paths import STDIO
 from ..files.tensors import TENSOR_FORMATS
+from ..io.endpoint import STDIO
 from ._common import (
     EXIT_OK,
     NOT_WRITTEN,

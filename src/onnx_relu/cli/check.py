@@ -29,6 +29,7 @@ from ._common import (
 )
 
 if TYPE_CHECKING:  # onnx is imported only when a model is checked
+    from ..io.endpoint import Endpoint
     from ..onnx.check import Finding
 
 #: The suffix of the models searched for in folders (compared in lower case).
@@ -73,12 +74,15 @@ def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     )
 
 
-def model_paths(arguments: list[str]) -> Iterator[str]:
-    """The models to check: each file as given, each folder's ``*.onnx`` files (recursively,
-    sorted); a folder without any is a :class:`UsageError`."""
+def model_paths(arguments: list[str]) -> Iterator[Endpoint]:
+    """The models to check, each classified once: each file as given, each folder's ``*.onnx``
+    files (recursively, sorted); a folder without any is a :class:`UsageError`."""
+    from ..io.endpoint import Endpoint, PathKind
+
     for argument in arguments:
-        if not os.path.isdir(argument):
-            yield argument
+        given = Endpoint.input(argument, "MODEL")
+        if given.kind is not PathKind.DIRECTORY:
+            yield given
             continue
         found = []
         for root, folders, files in os.walk(argument):
@@ -90,7 +94,7 @@ def model_paths(arguments: list[str]) -> Iterator[str]:
             ]
         if not found:
             raise UsageError(f"MODEL folder {shown(argument)} holds no *{MODEL_SUFFIX} file")
-        yield from found
+        yield from (Endpoint.input(path, "MODEL") for path in found)
 
 
 def finding_record(finding: Finding) -> dict[str, object]:
@@ -105,29 +109,14 @@ def finding_record(finding: Finding) -> dict[str, object]:
     }
 
 
-def _check_one(path: str) -> tuple[int | None, list[Finding]]:
+def _check_one(model: Endpoint) -> tuple[int | None, list[Finding]]:
     """The model's ai.onnx opset and its findings; raises as ``check_model`` does."""
-    from ..files.paths import check_readable
-
-    check_readable(path, "MODEL")
-    check_model_path(path)
+    model.require_readable()
+    model.require_model_file()
     from ..onnx import ai_onnx_opset, check_model, load_model
 
-    model = load_model(path)
-    return ai_onnx_opset(model), check_model(model)
-
-
-def check_model_path(path: str, what: str = "MODEL") -> None:
-    """A model is read from a regular file (it may name external data next to it): a FIFO, a
-    device or a socket is refused at once, never waited on or read without end."""
-    from ..files.paths import PathKind, describe, path_kind
-
-    kind = path_kind(path)
-    if kind not in (PathKind.REGULAR, PathKind.MISSING, PathKind.DANGLING_LINK):
-        raise UsageError(
-            f"{what} {describe(path, kind)} is not a regular file; a model is read from a"
-            " regular .onnx file"
-        )
+    loaded = load_model(model)
+    return ai_onnx_opset(loaded), check_model(loaded)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -136,9 +125,10 @@ def run(args: argparse.Namespace) -> int:
     def work() -> int:
         prog = f"{PROG} check"
         counts = {"clean": 0, "findings": 0, "unreadable": 0}
-        for path in model_paths(args.models):
+        for model in model_paths(args.models):
+            path = model.path
             try:
-                opset, findings = _check_one(path)
+                opset, findings = _check_one(model)
             except (*USER_ERRORS, OSError) as exc:
                 counts["unreadable"] += 1
                 text = os_error_text(exc) if isinstance(exc, OSError) else str(exc)

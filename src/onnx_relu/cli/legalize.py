@@ -53,32 +53,29 @@ def run(args: argparse.Namespace) -> int:
     """Legalize the model and write it to OUT atomically."""
 
     def work() -> int:
-        from ..files.paths import (
-            check_readable,
-            check_writable_destination,
-            refuse_terminal_output,
-        )
-        from .check import check_model_path
+        from ..io.endpoint import Endpoint, refuse_terminal_output
 
-        check_readable(args.model, "MODEL")
-        check_model_path(args.model)
-        to_stdout = args.output == "-"
+        source = Endpoint.input(args.model, "MODEL")
+        source.require_readable()
+        source.require_model_file()
+        destination = Endpoint.output(args.output, "OUT", dash_is_stdio=True)
+        to_stdout = destination.is_stdio
         if to_stdout:
             refuse_terminal_output("a binary model", "> OUT.onnx")
         else:
-            check_writable_destination(args.output)
+            destination.require_writable()
         from ..errors import LegalizationError
-        from ..files.paths import open_output
+        from ..io.streams import open_output
         from ..onnx import legalize
 
         try:
-            model = legalize(args.model, target=args.target, exact=args.exact)
+            model = legalize(source, target=args.target, exact=args.exact)
         except LegalizationError as exc:
             raise UsageError(str(exc)) from None
         _check_external_data_stays_reachable(model, args.model, "." if to_stdout else args.output)
         data = model.SerializeToString()
         # A FIFO or character device as OUT is written through; '-' is standard output.
-        with open_output(args.output, "OUT", dash_is_stdio=True) as output:
+        with open_output(destination) as output:
             output.write(data)
         if not to_stdout:
             emit(f"wrote {shown(args.output)}")

@@ -128,32 +128,13 @@ def _parse_run_inputs(entries: list[str], required: list[str]) -> dict[str, str]
 _shown = shown  # (the one escaping rule of every command)
 
 
-def _check_output_folder(path: str) -> None:
-    """-o DIR can be created, or is a writable folder: checked before the model runs."""
-    if os.path.islink(path) and not os.path.exists(path):
-        raise UsageError(
-            f"-o {shown(path)} is a dangling symbolic link (to"
-            f" {os.readlink(path)!r}); give a folder"
-        )
-    if os.path.exists(path) and not os.path.isdir(path):
-        raise UsageError(f"-o {path!r} exists and is not a folder")
-    # The nearest part of the path that exists must be a folder we may create entries in.
-    existing = os.path.abspath(path)
-    while not os.path.exists(existing):
-        existing = os.path.dirname(existing)
-    if not os.path.isdir(existing):
-        raise UsageError(f"-o {path!r}: {existing!r} is a file, not a folder")
-    if not os.access(existing, os.W_OK | os.X_OK):
-        raise UsageError(f"-o {path!r}: the folder {existing!r} is not writable")
-
-
 def _output_paths(args: argparse.Namespace, output_names: list[str]) -> list[str]:
     """The file of each graph output in -o DIR, each checked before the model runs: a name the
     file system can hold, and a regular file or nothing there (a folder, a FIFO or a device is
     refused, never replaced)."""
-    from ..files.paths import check_output_kind
+    from ..io.endpoint import Endpoint
 
-    _check_output_folder(args.output_dir)
+    Endpoint.of(args.output_dir, "-o").require_creatable_folder()
     try:
         name_max = os.pathconf(
             args.output_dir if os.path.isdir(args.output_dir) else ".", "PC_NAME_MAX"
@@ -176,7 +157,9 @@ def _output_paths(args: argparse.Namespace, output_names: list[str]) -> list[str
             )
         path = os.path.join(args.output_dir, file_name)
         try:
-            check_output_kind(path, f"output file for {shown(name)}", streams=False)
+            Endpoint.output(path, f"output file for {shown(name)}").require_output_kind(
+                streams=False
+            )
         except IsADirectoryError:
             raise UsageError(f"output file {path!r} for {shown(name)} is a folder") from None
         paths.append(path)
@@ -185,11 +168,11 @@ def _output_paths(args: argparse.Namespace, output_names: list[str]) -> list[str
 
 def _read_inputs(args: argparse.Namespace, required: list[str]) -> dict[str, Any]:
     from ..files import read_tensor
-    from ..files.paths import check_readable
+    from ..io.endpoint import Endpoint
 
     files = _parse_run_inputs(args.inputs, required)
     for path in files.values():
-        check_readable(path, "input file")
+        Endpoint.input(path, "input file").require_readable()
     return {name: read_tensor(path) for name, path in files.items()}
 
 
@@ -288,11 +271,11 @@ class _OrtRunFailed(Exception):
 
 def _run_model_files(args: argparse.Namespace) -> list[str]:
     from ..files import write_tensor
-    from ..files.paths import check_readable
-    from .check import check_model_path
+    from ..io.endpoint import Endpoint
 
-    check_readable(args.model, "MODEL")
-    check_model_path(args.model)
+    model = Endpoint.input(args.model, "MODEL")
+    model.require_readable()
+    model.require_model_file()
     if args.engine == "onnxruntime":
         output_names, paths, outputs = _run_onnxruntime(args)
     else:

@@ -7,13 +7,14 @@ them.
 
 - :func:`read_tensor`, :func:`write_tensor` (:mod:`.tensors`): ``.npy`` (:mod:`.npy`) and
   ``.pb`` (:mod:`.pb`), bit for bit.
-- :mod:`.paths`: what a path is (regular file, missing, ``-``, FIFO, device, folder) and what
-  reading and writing it does; every reader and writer opens its paths there.
+- :mod:`onnx_relu.io` (re-exported by :mod:`.paths`): what a path is (regular file, missing,
+  ``-``, FIFO, device, folder), classified once, and what reading and writing it does; every
+  reader and writer opens its paths there.
 - :func:`relu_file` (:mod:`.apply`): Relu of a whole file, out of core for ``.npy``, or in place.
 - :func:`~.plan.plan_apply` (:mod:`.plan`): the plan of one such job, made once (what IN and
-  OUT are, every refusal checked before anything is created), then run in one pass; what
-  :func:`relu_file` and ``onnx-relu apply`` run.
-- :func:`relu_zarr` (:mod:`.zarr_dask`): Relu of a Zarr store on a Dask cluster.
+  OUT are, every refusal checked before anything is created), then its job (:mod:`.jobs`) run
+  in one pass; what :func:`relu_file` and ``onnx-relu apply`` run.
+- :func:`relu_zarr` (:mod:`.jobs.zarr_dask`): Relu of a Zarr store on a Dask cluster.
 - :data:`Progress` (:mod:`.progress`): the ``progress(done_bytes, total_bytes)`` callback type.
 - :func:`atomic_file`, :data:`TEMP_SUFFIX`: how every output file is written (the new content
   under a temporary name ending in ``TEMP_SUFFIX``, renamed over the destination when complete).
@@ -30,10 +31,15 @@ Examples
 ('int16', [0, 0, 5])
 """
 
-from ._atomic import TEMP_SUFFIX, atomic_file
-from .apply import relu_file
+from ..io.atomic import TEMP_SUFFIX, atomic_file
 from .progress import Progress
 from .tensors import read_tensor, write_tensor
+
+# (not typing.TYPE_CHECKING: see onnx_relu/__init__.py)
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # what static checkers see; at run time __getattr__ below imports them
+    from .apply import relu_file
+    from .jobs.zarr_dask import relu_zarr
 
 __all__ = [
     "read_tensor",
@@ -45,13 +51,21 @@ __all__ = [
     "TEMP_SUFFIX",
 ]
 
+#: The jobs, loaded when first asked for (they load the kernel, which the paths and the codecs
+#: never do; Zarr's module imports nothing heavy itself): name -> module.
+_JOBS = {"relu_file": ".apply", "relu_zarr": ".jobs.zarr_dask"}
+
 
 def __getattr__(name: str) -> object:
-    # relu_zarr's module imports nothing heavy itself; it is still loaded only when asked for,
-    # so that importing the file layer stays as small as the job in hand.
-    if name == "relu_zarr":
-        from .zarr_dask import relu_zarr
+    module = _JOBS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
 
-        globals()[name] = relu_zarr
-        return relu_zarr
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_JOBS})

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..dtypes import RELU_TYPE_BY_NAME, native
 from ..errors import InvalidTensorFileError
-from .paths import Output, open_input, regular_size, write_all
+from ..io.streams import Output, open_input, read_exact, regular_size, write_all
 
 __all__ = [
     "NPY_MAGIC",
@@ -214,7 +214,8 @@ def _bytes_view(array: np.ndarray) -> memoryview:
 
 
 def read_npy(path: str) -> np.ndarray:
-    """The array of the ``.npy`` file ``path`` (opened by :func:`~.paths.open_input`)."""
+    """The array of the ``.npy`` file ``path`` (opened by
+    :func:`~onnx_relu.io.streams.open_input`)."""
     with open_input(path) as file:
         label = repr(path)
         return read_npy_data(file, read_npy_header(file, label), label)
@@ -241,19 +242,14 @@ def read_npy_data(file: BinaryIO, header: NpyHeader, label: str) -> np.ndarray:
         return shaped
     array: np.ndarray = np.empty(header.shape, dtype=header.dtype, order=order)  # type: ignore[call-overload]
     if header.nbytes:
-        target = _bytes_view(array)
-        filled = 0
-        while filled < header.nbytes:
-            count = file.readinto(target[filled:])  # type: ignore[attr-defined]  # BinaryIO lacks it
-            if not count:
-                raise InvalidTensorFileError(f"{label} is truncated (shorter than its header says)")
-            filled += count
+        if read_exact(file, _bytes_view(array)) < header.nbytes:
+            raise InvalidTensorFileError(f"{label} is truncated (shorter than its header says)")
     return array
 
 
 def write_npy(file: Any, array: np.ndarray) -> None:
     """Write ``array`` as ``.npy`` data (header, then every byte of its data) to ``file``: an
-    :class:`~.paths.Output`, a file object, or anything with ``write``.
+    :class:`~onnx_relu.io.streams.Output`, a file object, or anything with ``write``.
 
     bfloat16 is written as ``numpy.save`` writes it (descr ``'<V2'``, native byte order).
 
@@ -284,9 +280,10 @@ def write_npy(file: Any, array: np.ndarray) -> None:
 
 
 def _write_to(file: Any, data: bytes | memoryview) -> None:
-    """Every byte of ``data`` to ``file``: an :class:`~.paths.Output`, a file object with a
-    descriptor (flushed, then written with :func:`~.paths.write_all`, which finishes short
-    writes), or any object with ``write`` (``io.BytesIO``)."""
+    """Every byte of ``data`` to ``file``: an :class:`~onnx_relu.io.streams.Output`, a file
+    object with a descriptor (flushed, then written with
+    :func:`~onnx_relu.io.streams.write_all`, which finishes short writes), or any object with
+    ``write`` (``io.BytesIO``)."""
     if isinstance(file, Output):
         file.write(data)
         return

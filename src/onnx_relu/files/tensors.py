@@ -31,8 +31,8 @@ import os
 import numpy as np
 
 from ..errors import UnsupportedFileFormatError
+from ..io.streams import open_output
 from .npy import NpyHeader, read_npy, read_npy_header, write_npy
-from .paths import open_output
 from .pb import encode_pb_tensor, read_pb_tensor
 
 __all__ = [

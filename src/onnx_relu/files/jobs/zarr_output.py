@@ -1,186 +1,41 @@
-"""Write a file or a folder so that readers only ever see the old content or the complete new one.
+"""The output folder of a Zarr job: written under a temporary name and renamed into place, with
+the owner-lock and trash protocol that keeps a stopped Dask job from leaving or recreating it.
 
-The new content goes to a temporary name in the destination's own folder (a rename is atomic
-only within one file system), is flushed and fsynced, and is then renamed over the destination.
-On any failure, including KeyboardInterrupt and SystemExit, the temporary is removed and the
-destination is left as it was. A process killed with SIGKILL cannot clean up: it may leave a
-hidden ``.NAME.*.onnx-relu-tmp`` entry next to the destination, never a partial destination.
-
-A destination that is a symbolic link is written through, as ``cp`` does: the temporary goes
-next to the file the link points to and replaces that file; the link stays. Only a regular file
-is ever replaced: a destination that is an existing folder is refused at once
-(``IsADirectoryError`` naming it), a FIFO, a device or a socket with
-:class:`~onnx_relu.errors.UnsupportedPathError` (:mod:`.paths` writes those as streams).
+:func:`atomic_directory` is :func:`onnx_relu.io.atomic.atomic_file` for a folder: the new store
+is made under a temporary name next to the destination (holding a locked :data:`OWNER_LOCK`
+while its writer lives) and renamed over it when complete; on failure it is renamed away and
+emptied (:func:`discard_folder`), and the temporaries of earlier writers that are gone are
+removed by the next one (:func:`remove_abandoned_temporaries`). Only a missing path or an
+existing Zarr store is ever replaced (:func:`store_replacement_refusal`, the one rule, which
+``onnx-relu apply --dask`` checks before the job starts).
 """
 
 from __future__ import annotations
 
 import contextlib
-import errno
 import os
-import stat
 import time
 from collections.abc import Callable, Iterator
-from typing import BinaryIO
+
+from ...io.atomic import (
+    TEMP_SUFFIX,
+    final_mode,
+    fsync_folder,
+    shortened_name,
+    split_destination,
+    temporary_name,
+)
 
 __all__ = [
-    "TEMP_SUFFIX",
-    "atomic_file",
+    "OWNER_LOCK",
+    "UNLOCKED_GRACE_S",
+    "DISCARD_SETTLE_S",
     "atomic_directory",
+    "discard_folder",
     "remove_abandoned_temporaries",
     "is_zarr_store",
     "store_replacement_refusal",
 ]
-
-#: Suffix of every temporary file or folder this module creates.
-TEMP_SUFFIX = ".onnx-relu-tmp"
-
-
-_CREATE_FLAGS = os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
-
-
-def _name_max(folder: str) -> int:
-    try:
-        return os.pathconf(folder, "PC_NAME_MAX")
-    except (OSError, ValueError):
-        return 255  # NAME_MAX of Linux's file systems
-
-
-#: Length of the random part of a temporary name: "." and 12 hex digits.
-_RANDOM_LENGTH = 13
-
-
-def _shortened(folder: str, name: str) -> str:
-    """``name`` shortened (whole characters) so that its temporary name fits the file system's
-    limit on a name's bytes (255): an OUT name of 228-255 bytes must still be writable."""
-    room = _name_max(folder) - 1 - _RANDOM_LENGTH - len(TEMP_SUFFIX)
-    while len(os.fsencode(name)) > room:
-        name = name[:-1]
-    return name
-
-
-def _temporary_name(folder: str, name: str) -> str:
-    """``.NAME.<12 random hex digits>.onnx-relu-tmp`` in ``folder`` (NAME :func:`_shortened`);
-    the random part keeps it unique."""
-    return os.path.join(folder, f".{_shortened(folder, name)}.{os.urandom(6).hex()}{TEMP_SUFFIX}")
-
-
-def _umask() -> int:
-    # os.umask can only be read by setting it, which races with other threads; Linux reports
-    # it in /proc without that.
-    try:
-        with open("/proc/self/status", encoding="ascii") as status:
-            for line in status:
-                if line.startswith("Umask:"):
-                    return int(line.split()[1], 8)
-    except (OSError, ValueError, IndexError):
-        pass
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
-
-
-def _final_mode(path: str, default: int) -> int:
-    """Replacing keeps the old entry's permissions; a new one gets ``default`` less the umask."""
-    try:
-        return stat.S_IMODE(os.stat(path).st_mode)
-    except FileNotFoundError:
-        return default & ~_umask()
-
-
-def _fsync_folder(folder: str) -> None:
-    # The rename is durable only once the folder itself is on disk.
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    except OSError:  # some file systems refuse fsync on a folder; the rename still happened
-        pass
-    finally:
-        os.close(fd)
-
-
-def _split(path: str | os.PathLike[str]) -> tuple[str, str, str]:
-    """The destination, its folder and its name. A symbolic link is written through: the file
-    (or store) it points to is replaced, next to itself, and the link stays a link."""
-    target = os.path.abspath(os.fspath(path))
-    if os.path.islink(target):
-        target = os.path.realpath(target)
-    return target, os.path.dirname(target), os.path.basename(target)
-
-
-def _refuse_folder(target: str, path: str | os.PathLike[str]) -> None:
-    """Only a regular file (or nothing) is ever replaced: a folder, a FIFO, a device or a
-    socket is refused, whatever link leads to it."""
-    try:
-        mode = os.stat(target).st_mode
-    except (FileNotFoundError, NotADirectoryError):
-        return
-    if stat.S_ISDIR(mode):
-        raise IsADirectoryError(
-            errno.EISDIR, "is a folder; give the path of a file to write", os.fspath(path)
-        )
-    if not stat.S_ISREG(mode):
-        from ..errors import UnsupportedPathError
-
-        raise UnsupportedPathError(
-            f"{os.fspath(path)!r} is not a regular file (a FIFO, a device or a socket):"
-            " it is never replaced by one; write it as a stream instead"
-        )
-
-
-@contextlib.contextmanager
-def atomic_file(path: str | os.PathLike[str]) -> Iterator[BinaryIO]:
-    """Yield a binary file (opened ``w+b``, so it can also be memory-mapped) that becomes ``path``.
-
-    The file is a temporary in ``path``'s folder. When the ``with`` block ends normally it is
-    flushed, fsynced and renamed over ``path`` (replacing a file keeps that file's permissions);
-    when the block raises, the temporary is removed, ``path`` is untouched and the exception
-    propagates.
-
-    Examples
-    --------
-    >>> import os, pathlib, tempfile
-    >>> folder = tempfile.mkdtemp()
-    >>> with atomic_file(os.path.join(folder, "a.bin")) as f:
-    ...     _ = f.write(b"complete")
-    >>> pathlib.Path(folder, "a.bin").read_bytes()
-    b'complete'
-    >>> try:
-    ...     with atomic_file(os.path.join(folder, "b.bin")) as f:
-    ...         _ = f.write(b"half")
-    ...         raise RuntimeError("failed mid-write")
-    ... except RuntimeError:
-    ...     pass
-    >>> sorted(os.listdir(folder))
-    ['a.bin']
-    """
-    target, folder, name = _split(path)
-    _refuse_folder(target, path)  # os.replace would fail at the end, naming the temporary
-    mode = _final_mode(target, 0o666)
-    # The name is chosen before the file is created (unlike tempfile.mkstemp), so that an
-    # exception raised at any point after creation, even by a signal handler while the
-    # creating call returns, finds the name here and removes the file.
-    temporary = _temporary_name(folder, name)
-    owned = True  # False once the name turns out to be someone else's file
-    try:
-        try:
-            fd = os.open(temporary, _CREATE_FLAGS, 0o600)
-        except FileExistsError:
-            owned = False  # someone else's file: not ours to remove
-            raise
-        with os.fdopen(fd, "w+b") as file:
-            yield file
-            file.flush()
-            os.fchmod(file.fileno(), mode)
-            os.fsync(file.fileno())
-        _refuse_folder(target, path)  # again: it may have become a FIFO or device meanwhile
-        os.replace(temporary, target)
-    except BaseException:
-        if owned:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(temporary)
-        raise
-    _fsync_folder(folder)
 
 
 def _fsync_tree(root: str) -> None:
@@ -191,7 +46,7 @@ def _fsync_tree(root: str) -> None:
                 os.fsync(fd)
             finally:
                 os.close(fd)
-        _fsync_folder(folder)
+        fsync_folder(folder)
 
 
 #: Inside a temporary folder while its writer lives: the writer holds an exclusive ``flock`` on
@@ -241,7 +96,7 @@ def discard_folder(temporary: str, folder: str, name: str) -> None:
     """
     import shutil
 
-    trash = _temporary_name(folder, name)
+    trash = temporary_name(folder, name)
     try:
         os.rename(temporary, trash)
     except FileNotFoundError:
@@ -284,8 +139,8 @@ def remove_abandoned_temporaries(path: str | os.PathLike[str]) -> list[str]:
     left alone."""
     import re
 
-    target, folder, name = _split(path)
-    own = {_shortened(folder, name), _shortened(folder, f"{name}.old")}
+    target, folder, name = split_destination(path)
+    own = {shortened_name(folder, name), shortened_name(folder, f"{name}.old")}
     pattern = re.compile(r"\.(.*)\.[0-9a-f]{12}" + re.escape(TEMP_SUFFIX))
     removed: list[str] = []
     try:
@@ -366,12 +221,12 @@ def atomic_directory(
     """
     import shutil  # here, not at the top: importing the file layer stays fast
 
-    target, folder, name = _split(path)
+    target, folder, name = split_destination(path)
     if store_replacement_refusal(target) is not None:
         raise FileExistsError(f"{target} exists and is not a Zarr store; refusing to replace it")
     remove_abandoned_temporaries(target)  # else every killed or stopped job's store stays
-    mode = _final_mode(target, 0o777)
-    temporary = _temporary_name(folder, name)  # named first: see atomic_file
+    mode = final_mode(target, 0o777)
+    temporary = temporary_name(folder, name)  # named first: see atomic_file
     owned = True
     try:
         try:
@@ -386,7 +241,7 @@ def atomic_directory(
             sync_tree(temporary)
         os.chmod(temporary, mode)
         if os.path.lexists(target):
-            aside = _temporary_name(folder, f"{name}.old")
+            aside = temporary_name(folder, f"{name}.old")
             os.rename(target, aside)
             try:
                 os.rename(temporary, target)
@@ -400,4 +255,4 @@ def atomic_directory(
         if owned:
             discard_folder(temporary, folder, name)
         raise
-    _fsync_folder(folder)
+    fsync_folder(folder)
