@@ -109,8 +109,8 @@ def emit(line: str) -> None:
     """Write one line of a command's report to standard output, every byte of it (short writes
     continued, a non-blocking pipe waited on), or raise :class:`ReportLost`.
 
-    The line should already be escaped (:func:`shown`); characters the output's encoding
-    cannot hold are written as backslash escapes, never as an error."""
+    The line should already be escaped (:func:`onnx_relu._text.printable`); characters the
+    output's encoding cannot hold are written as backslash escapes, never as an error."""
     from ..io.streams import standard_closed, write_all
 
     if sys.stdout is None or standard_closed(1):
@@ -190,21 +190,6 @@ def complete_standard_output() -> Iterator[None]:
             sys.stdout = stdout
         with contextlib.suppress(OSError, ValueError):
             complete.flush()
-
-
-def shown(name: str) -> str:
-    """A name (a file, a graph value) for one line of output: as it is if printable, else
-    quoted with escapes, so that a newline or a terminal control sequence in a name can neither
-    break one line per item nor reach the terminal, and a name that is not UTF-8 (a file name
-    decoded with surrogate escapes) prints as its escapes."""
-    return name if name.isprintable() else repr(name)
-
-
-def one_line(text: str) -> str:
-    """``text`` with every non-printable character escaped (as :func:`repr` does)."""
-    if text.isprintable():
-        return text
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 def os_error_text(exc: OSError) -> str:

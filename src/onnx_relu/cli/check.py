@@ -11,6 +11,7 @@ import sys
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+from .._text import printable
 from ._common import (
     EXIT_FAILED,
     EXIT_OK,
@@ -22,10 +23,8 @@ from ._common import (
     emit,
     fail,
     note,
-    one_line,
     os_error_text,
     run_guarded,
-    shown,
 )
 
 if TYPE_CHECKING:  # onnx is imported only when a model is checked
@@ -93,7 +92,7 @@ def model_paths(arguments: list[str]) -> Iterator[Endpoint]:
                 if name.lower().endswith(MODEL_SUFFIX)
             ]
         if not found:
-            raise UsageError(f"MODEL folder {shown(argument)} holds no *{MODEL_SUFFIX} file")
+            raise UsageError(f"MODEL folder {printable(argument)} holds no *{MODEL_SUFFIX} file")
         yield from (Endpoint.input(path, "MODEL") for path in found)
 
 
@@ -134,8 +133,12 @@ def run(args: argparse.Namespace) -> int:
                 text = os_error_text(exc) if isinstance(exc, OSError) else str(exc)
                 if args.format == "json":
                     emit(json.dumps({"path": path, "error": " ".join(text.split())}))
-                text = one_line(text)
-                fail(prog, text if shown(path) in text else f"{shown(path)}: {text}", EXIT_USAGE)
+                text = printable(text, quote=False)
+                fail(
+                    prog,
+                    text if printable(path) in text else f"{printable(path)}: {text}",
+                    EXIT_USAGE,
+                )
                 continue
             counts["findings" if findings else "clean"] += 1
             if args.format == "json":
@@ -147,10 +150,10 @@ def run(args: argparse.Namespace) -> int:
                 emit(json.dumps(record))
             elif findings:
                 for finding in findings:
-                    emit(one_line(str(finding)))
-                note(f"{len(findings)} finding(s) in {shown(path)}")
+                    emit(printable(str(finding), quote=False))
+                note(f"{len(findings)} finding(s) in {printable(path)}")
             else:
-                emit(f"{shown(path)}: no findings")
+                emit(f"{printable(path)}: no findings")
         if _stderr_is_terminal():
             checked = sum(counts.values())
             note(

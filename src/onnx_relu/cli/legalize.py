@@ -6,6 +6,7 @@ import argparse
 import os
 from typing import Any
 
+from .._text import printable
 from ._common import (
     EXIT_OK,
     NOT_WRITTEN,
@@ -14,7 +15,6 @@ from ._common import (
     add_subcommand,
     emit,
     run_guarded,
-    shown,
 )
 
 
@@ -78,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
         with open_output(destination) as output:
             output.write(data)
         if not to_stdout:
-            emit(f"wrote {shown(args.output)}")
+            emit(f"wrote {printable(args.output)}")
         return EXIT_OK
 
     return run_guarded(

@@ -8,7 +8,9 @@ import argparse
 import os
 from typing import Any
 
+from .._text import printable
 from ..argtypes import thread_count
+from ..files.tensors import TENSOR_FORMATS
 from ._common import (
     EXIT_OK,
     PROG,
@@ -16,7 +18,6 @@ from ._common import (
     add_subcommand,
     emit,
     run_guarded,
-    shown,
     thread_limit,
 )
 
@@ -75,7 +76,7 @@ def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     )
     parser.add_argument(
         "--format",
-        choices=("npy", "pb"),
+        choices=tuple(TENSOR_FORMATS.values()),
         default="npy",
         help="file format of the outputs (default: npy)",
     )
@@ -125,9 +126,6 @@ def _parse_run_inputs(entries: list[str], required: list[str]) -> dict[str, str]
     return files
 
 
-_shown = shown  # (the one escaping rule of every command)
-
-
 def _output_paths(args: argparse.Namespace, output_names: list[str]) -> list[str]:
     """The file of each graph output in -o DIR, each checked before the model runs: a name the
     file system can hold, and a regular file or nothing there (a folder, a FIFO or a device is
@@ -151,17 +149,17 @@ def _output_paths(args: argparse.Namespace, output_names: list[str]) -> list[str
         file_name = f"{stem}.{args.format}"
         if len(os.fsencode(file_name)) > name_max:
             raise UsageError(
-                f"graph output {shown(name)} would be written to a file name of"
+                f"graph output {printable(name)} would be written to a file name of"
                 f" {len(os.fsencode(file_name))} bytes; the file system allows {name_max}"
                 " (nothing was run or written)"
             )
         path = os.path.join(args.output_dir, file_name)
         try:
-            Endpoint.output(path, f"output file for {shown(name)}").require_output_kind(
+            Endpoint.output(path, f"output file for {printable(name)}").require_output_kind(
                 streams=False
             )
         except IsADirectoryError:
-            raise UsageError(f"output file {path!r} for {shown(name)} is a folder") from None
+            raise UsageError(f"output file {path!r} for {printable(name)} is a folder") from None
         paths.append(path)
     return paths
 
@@ -188,28 +186,14 @@ def _run_backend(args: argparse.Namespace) -> tuple[list[str], list[str], list[A
 
 def _check_ort_feeds(session: Any, feeds: dict[str, Any]) -> None:
     """Every graph input fed, nothing else, each with its declared type: checked before the run
-    so that the user gets onnx-relu's one-line errors rather than onnxruntime's."""
-    from ..dtypes import describe_dtype, native, onnx_type_name
-    from ..errors import InputTypeMismatchError, ModelInputError
+    so that the user gets onnx-relu's one-line errors (the backend's words) rather than
+    onnxruntime's."""
+    from ..onnx.feeds import check_feed_names, check_feed_type
 
     declared = {graph_input.name: graph_input.type for graph_input in session.get_inputs()}
-    unknown = sorted(set(feeds) - set(declared))
-    missing = [name for name in declared if name not in feeds]
-    if unknown:
-        raise ModelInputError(
-            f"unknown input name(s) {unknown}; the model's inputs are {list(declared)}"
-        )
-    if missing:
-        raise ModelInputError(
-            f"missing input(s) {missing}; the model's inputs are {list(declared)}"
-        )
+    check_feed_names(feeds, list(declared))
     for name, array in feeds.items():
-        given = onnx_type_name(native(array.dtype))
-        if given != declared[name]:
-            raise InputTypeMismatchError(
-                f"input {name!r} is declared {declared[name]} but was fed"
-                f" {describe_dtype(array.dtype)} (nothing is cast)"
-            )
+        check_feed_type(name, declared[name], array.dtype)
 
 
 def _run_onnxruntime(args: argparse.Namespace) -> tuple[list[str], list[str], list[Any]]:
@@ -242,8 +226,8 @@ def _run_onnxruntime(args: argparse.Namespace) -> tuple[list[str], list[str], li
     for output in session.get_outputs():
         if not str(output.type).startswith("tensor("):
             raise InvalidModelError(
-                f"graph output {shown(output.name)} is a {output.type}, not a tensor: run writes"
-                " each output as a tensor file (.npy, .pb)"
+                f"graph output {printable(output.name)} is a {output.type}, not a tensor: run"
+                " writes each output as a tensor file (.npy, .pb)"
             )
     paths = _output_paths(args, output_names)
     feeds = _read_inputs(args, [graph_input.name for graph_input in session.get_inputs()])
@@ -284,7 +268,9 @@ def _run_model_files(args: argparse.Namespace) -> list[str]:
     written = []
     for name, path, value in zip(output_names, paths, outputs, strict=True):
         write_tensor(path, value, name=name)
-        written.append(f"{_shown(name)} -> {shown(path)} ({value.dtype.name}, shape {value.shape})")
+        written.append(
+            f"{printable(name)} -> {printable(path)} ({value.dtype.name}, shape {value.shape})"
+        )
     return written
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import io
+import os
 import struct
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
@@ -22,6 +23,7 @@ __all__ = [
     "NPY_MAGIC",
     "NpyHeader",
     "read_npy_header",
+    "truncation_error",
     "read_npy_data",
     "read_npy",
     "write_npy",
@@ -107,6 +109,31 @@ def _check_array_size(shape: tuple[int, ...], dtype: np.dtype, name: str) -> Non
         )
 
 
+def truncation_error(
+    label: str, header: NpyHeader, got: int, *, now: int | None = None
+) -> InvalidTensorFileError:
+    """The one way short ``.npy`` data is reported: the bytes of data its header promises
+    against the ``got`` bytes there are; ``now``: the size a regular file has shrunk to since its
+    header was read (another process changed it during the run).
+
+    Examples
+    --------
+    >>> header = NpyHeader((4,), np.dtype("float32"), False, 128)
+    >>> print(truncation_error("x", header, 12))
+    x is truncated: its header promises 16 bytes of data (shape (4,), float32) but only 12 follow
+    """
+    if now is not None:
+        return InvalidTensorFileError(
+            f"{label} was truncated while being read: its header says"
+            f" {header.data_offset + header.nbytes} bytes, the file now holds {now}"
+            " (was it changed during the run?)"
+        )
+    return InvalidTensorFileError(
+        f"{label} is truncated: its header promises {header.nbytes} bytes of data"
+        f" (shape {header.shape}, {header.dtype.name}) but only {max(got, 0)} follow"
+    )
+
+
 def read_npy_header(file: BinaryIO, name: str = "the file") -> NpyHeader:
     """Read and validate a ``.npy`` header from ``file`` (at its start); ``name`` is for errors.
 
@@ -190,10 +217,7 @@ def read_npy_header(file: BinaryIO, name: str = "the file") -> NpyHeader:
     if file_size is not None:
         follow = file_size - file.tell()
         if follow < result.nbytes:
-            raise InvalidTensorFileError(
-                f"{name} is truncated: its header promises {result.nbytes} bytes of data"
-                f" (shape {shape}, {dtype.name}) but only {max(follow, 0)} follow"
-            )
+            raise truncation_error(name, result, follow)
     return result
 
 
@@ -231,11 +255,7 @@ def read_npy_data(file: BinaryIO, header: NpyHeader, label: str) -> np.ndarray:
         while len(data) < header.nbytes:
             piece = file.read(min(header.nbytes - len(data), 1 << 24))
             if not piece:
-                raise InvalidTensorFileError(
-                    f"{label} is truncated: its .npy header promises {header.nbytes} bytes of"
-                    f" data (shape {header.shape}, {header.dtype.name}) but only {len(data)}"
-                    " arrived"
-                )
+                raise truncation_error(label, header, len(data))
             data += piece
         flat: np.ndarray = np.frombuffer(data, dtype=header.dtype)
         shaped: np.ndarray = flat.reshape(header.shape, order=order)  # type: ignore[call-overload]
@@ -243,7 +263,7 @@ def read_npy_data(file: BinaryIO, header: NpyHeader, label: str) -> np.ndarray:
     array: np.ndarray = np.empty(header.shape, dtype=header.dtype, order=order)  # type: ignore[call-overload]
     if header.nbytes:
         if read_exact(file, _bytes_view(array)) < header.nbytes:
-            raise InvalidTensorFileError(f"{label} is truncated (shorter than its header says)")
+            raise truncation_error(label, header, 0, now=os.fstat(file.fileno()).st_size)
     return array
 
 

@@ -31,6 +31,7 @@ from .. import check_dtype
 from ..errors import FileArgumentError, UnsupportedFileFormatError
 from ..io.endpoint import Endpoint, PathKind, refuse_terminal_output
 from ..io.streams import Prefixed, open_input
+from .jobs import DEFAULT_CHUNK_BYTES as _DEFAULT_WINDOW
 from .jobs.in_place import InPlaceJob
 from .jobs.stream import MemoryJob, NpySource, PbSource, StreamJob
 from .jobs.zarr_output import store_replacement_refusal
@@ -51,9 +52,9 @@ __all__ = [
     "plan_apply",
 ]
 
-#: Bytes per window: large enough that per-window costs (two system calls) vanish, small
-#: enough to stay near the CPU caches and keep peak memory low.
-DEFAULT_CHUNK_BYTES = 8 << 20
+#: Bytes per window (:data:`onnx_relu.files.jobs.DEFAULT_CHUNK_BYTES`); :func:`plan_apply` reads
+#: it here when a plan is made.
+DEFAULT_CHUNK_BYTES = _DEFAULT_WINDOW
 
 
 @dataclass(frozen=True)
@@ -222,7 +223,9 @@ def plan_apply(
     )
     _refuse_combinations(source, destination, in_place, dask, names)
     if dask:
-        yield _dask_plan(source, destination, opset, scheduler, stall_timeout, check_paths, names)
+        yield _dask_plan(
+            source, destination, in_place, opset, scheduler, stall_timeout, check_paths, names
+        )
         return
     src_format = None if source.is_stdio else tensor_format(source.path)
     if in_place:
@@ -272,6 +275,7 @@ def _refuse_combinations(
 def _dask_plan(
     source: Endpoint,
     destination: Endpoint | None,
+    in_place: bool,
     opset: int | None,
     scheduler: str | None,
     stall_timeout: float | None,
@@ -283,6 +287,8 @@ def _dask_plan(
     from .jobs.zarr_dask import STALL_TIMEOUT_S, ZarrJob
 
     dask = names.dask or "dask"
+    if in_place:
+        raise FileArgumentError(f"{names.in_place} works on .npy files, not with {dask}")
     if destination is None:
         raise FileArgumentError(f"{names.dst} is required with {dask}: the Zarr store to write")
     for end in (source, destination):

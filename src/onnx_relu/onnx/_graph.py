@@ -16,7 +16,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ._rules import printable
+from .._text import printable
+from ._rules import node_label
 
 if TYPE_CHECKING:
     import onnx
@@ -66,11 +67,8 @@ def subgraphs(node: onnx.NodeProto) -> Iterator[tuple[str, int, str, onnx.GraphP
 
 def owner_label(node: onnx.NodeProto, index: int) -> str:
     """A node that holds subgraphs or calls a function, for messages: "If node 'cond' (node
-    #2)", or "If node (node #2)" unnamed. The operator type is escaped where it does not print
-    (a newline, a terminal escape)."""
-    op_type = printable(node.op_type)
-    owner = f"{op_type} node {node.name!r}" if node.name else f"{op_type} node"
-    return f"{owner} (node #{index})"
+    #2)", or "If node #2 (unnamed)" (:func:`._rules.node_label`, the one node label)."""
+    return node_label(node.op_type, node.name, index)
 
 
 def walk(root: Any, label: str = "", path: GraphPath = ()) -> Iterator[NodeAt]:

@@ -31,6 +31,7 @@ import onnx
 from onnx import shape_inference
 
 from .._protobuf import PROTOBUF_MESSAGE_LIMIT
+from .._text import printable
 from ..errors import InvalidModelError
 from ..io.endpoint import Endpoint
 from ..versions import ReluVersion, version_for_opset
@@ -41,7 +42,6 @@ from ._rules import (
     is_relu,
     onnx_type_of_elem_type,
     onnx_type_of_type_proto,
-    printable,
 )
 
 __all__ = [

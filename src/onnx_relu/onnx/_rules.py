@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .._text import printable
 from ..dtypes import describe_dtype, dtype_of_onnx_type, native, onnx_type_name
 from ..errors import InvalidModelError, UnsupportedTypeError
 from ..versions import (
@@ -43,22 +44,6 @@ _ATTRIBUTE_INTS = 7
 
 #: The type of a tensor declared with element type 0 (TensorProto.UNDEFINED): no type at all.
 UNDEFINED_TYPE = "tensor(undefined)"
-
-
-def printable(text: str | bytes) -> str:
-    r"""``text`` as it is if every character prints, else its repr (quoted, escapes spelled out).
-
-    Names in a model (operator types, attribute names) are arbitrary strings: a newline or a
-    terminal escape would break the one-finding-per-line output of ``onnx-relu check`` or
-    recolour the terminal.
-
-    Examples
-    --------
-    >>> printable("If"), printable("Evil\x1b[31m\nOp"), printable(b"\xffelu")
-    ('If', "'Evil\\x1b[31m\\nOp'", "b'\\xffelu'")
-    """
-    # protobuf gives a string field that is not valid UTF-8 as bytes: shown as their repr too.
-    return text if isinstance(text, str) and text.isprintable() else repr(text)
 
 
 def node_label(op_type: str, name: str, index: int | None) -> str:

@@ -10,4 +10,13 @@ whose ``run(progress)`` does the job in one pass:
 
 The codecs (:mod:`onnx_relu.files.npy`, :mod:`onnx_relu.files.pb`) and the streams
 (:mod:`onnx_relu.io.streams`) are apart: a job only says what goes where.
+
+Importing this package imports nothing (the command line's help reads
+:data:`DEFAULT_CHUNK_BYTES` from it); its modules load numpy and the kernel.
 """
+
+__all__ = ["DEFAULT_CHUNK_BYTES"]
+
+#: Bytes per window of a ``.npy`` job: large enough that per-window costs (two system calls)
+#: vanish, small enough to stay near the CPU caches and keep peak memory low.
+DEFAULT_CHUNK_BYTES = 8 << 20

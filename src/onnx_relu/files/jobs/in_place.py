@@ -10,10 +10,9 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from ... import relu
 from ..progress import Progress
 from .stream import NpySource
-from .windows import read_window, report, window_buffer, windows, write_window
+from .windows import relu_windows, write_window
 
 __all__ = ["InPlaceJob"]
 
@@ -30,13 +29,8 @@ class InPlaceJob:
     def run(self, progress: Progress | None = None) -> None:
         """Do the job; ``progress(done_bytes, total_bytes)`` is called as windows complete."""
         header, file, label = self.source.header, self.source.file, self.source.endpoint.label
-        itemsize = header.dtype.itemsize
-        buffer = window_buffer(header, self.chunk_bytes)
-        report(progress, 0, header.nbytes)
-        for start, count in windows(header, self.chunk_bytes):
-            window = buffer[:count]
-            read_window(file, label, header, start, window)
-            relu(window, out=window, opset=self.opset)
+        for start, window in relu_windows(
+            file, label, header, self.opset, self.chunk_bytes, progress
+        ):
             write_window(file, header, start, window)
-            report(progress, (start + count) * itemsize, header.nbytes)
         os.fsync(file.fileno())

@@ -23,7 +23,7 @@ from ...io.streams import open_output
 from ..npy import NpyHeader, read_npy_data, write_npy
 from ..pb import encode_pb_tensor
 from ..progress import Progress
-from .windows import read_window, report, window_buffer, windows
+from .windows import relu_windows
 
 __all__ = ["NpySource", "PbSource", "StreamJob", "MemoryJob"]
 
@@ -79,17 +79,19 @@ class StreamJob:
     def run(self, progress: Progress | None = None) -> None:
         """Do the job; ``progress(done_bytes, total_bytes)`` is called as windows complete."""
         header, file, label = self.source.header, self.source.file, self.source.endpoint.label
-        itemsize = header.dtype.itemsize
-        buffer = window_buffer(header, self.chunk_bytes)
-        report(progress, 0, header.nbytes)
+        windows = relu_windows(
+            file,
+            label,
+            header,
+            self.opset,
+            self.chunk_bytes,
+            progress,
+            in_order=self.source.in_order,
+        )
         with open_output(self.destination) as output:
             output.write(header.raw)
-            for start, count in windows(header, self.chunk_bytes):
-                window = buffer[:count]
-                read_window(file, label, header, start, window, self.source.in_order)
-                relu(window, out=window, opset=self.opset)
+            for _start, window in windows:
                 output.write(memoryview(window.view(np.uint8)))  # type: ignore[arg-type]
-                report(progress, (start + count) * itemsize, header.nbytes)
 
 
 @dataclass(frozen=True)

@@ -9,12 +9,11 @@ from typing import BinaryIO
 
 import numpy as np
 
-from ...errors import InvalidTensorFileError
 from ...io.streams import read_exact
-from ..npy import NpyHeader
+from ..npy import NpyHeader, truncation_error
 from ..progress import Progress
 
-__all__ = ["windows", "window_buffer", "read_window", "write_window", "report"]
+__all__ = ["windows", "window_buffer", "read_window", "write_window", "relu_windows", "report"]
 
 
 def windows(header: NpyHeader, chunk_bytes: int) -> Iterator[tuple[int, int]]:
@@ -43,20 +42,10 @@ def read_window(
     target = memoryview(into.view(np.uint8))  # type: ignore[arg-type]  # numpy's stubs: no Buffer
     offset = header.data_offset + start * header.dtype.itemsize
     filled = read_exact(file, target, None if stream else offset)
-    if filled == len(target):
-        return
-    if stream:
-        raise InvalidTensorFileError(
-            f"{name} is truncated: its .npy header promises {header.nbytes} bytes of"
-            f" data (shape {header.shape}, {header.dtype.name}) but only"
-            f" {start * header.dtype.itemsize + filled} arrived"
-        )
-    size = os.fstat(file.fileno()).st_size
-    raise InvalidTensorFileError(
-        f"{name} was truncated while being read: its header says"
-        f" {header.data_offset + header.nbytes} bytes, the file now holds {size}"
-        " (was it changed during the run?)"
-    )
+    if filled < len(target):
+        got = start * header.dtype.itemsize + filled
+        now = None if stream else os.fstat(file.fileno()).st_size
+        raise truncation_error(name, header, got, now=now)
 
 
 def write_window(file: BinaryIO, header: NpyHeader, start: int, window: np.ndarray) -> None:
@@ -66,6 +55,33 @@ def write_window(file: BinaryIO, header: NpyHeader, start: int, window: np.ndarr
     while data:
         count = os.pwrite(file.fileno(), data, offset)
         data, offset = data[count:], offset + count
+
+
+def relu_windows(
+    file: BinaryIO,
+    label: str,
+    header: NpyHeader,
+    opset: int | None,
+    chunk_bytes: int,
+    progress: Progress | None,
+    *,
+    in_order: bool = False,
+) -> Iterator[tuple[int, np.ndarray]]:
+    """(first element, window) for each window of the array's data, read into the one reused
+    buffer (in order with ``in_order``, else at offsets) and with Relu applied in it; the
+    caller writes each window before asking for the next, and ``progress`` is told once before
+    the first and after each written window."""
+    from ... import relu
+
+    itemsize = header.dtype.itemsize
+    buffer = window_buffer(header, chunk_bytes)
+    report(progress, 0, header.nbytes)
+    for start, count in windows(header, chunk_bytes):
+        window = buffer[:count]
+        read_window(file, label, header, start, window, in_order)
+        relu(window, out=window, opset=opset)
+        yield start, window
+        report(progress, (start + count) * itemsize, header.nbytes)
 
 
 def report(progress: Progress | None, done: int, total: int) -> None:
