@@ -11,23 +11,21 @@ __all__ = ["printable"]
 
 def printable(text: str | bytes, *, quote: bool = True) -> str:
     r"""``text`` as it is if every character prints; else, for a name (``quote=True``), its repr
-        (quoted, escapes spelled out), and for a sentence (``quote=False``) the text with each
-        character that does not print spelled as repr spells it.
+    (quoted, escapes spelled out), and for a sentence (``quote=False``) the text with each
+    character that does not print spelled as repr spells it.
 
-        Names in a model (operator types, attribute names) and file names are arbitrary strings: a
-        newline or a terminal escape would break the one-item-per-line output of the commands or
-        recolour the terminal, and a file name that is not UTF-8 (decoded with surrogate escapes)
-        prints as its escapes. protobuf gives a string field that is not valid UTF-8 as bytes:
-        shown as their repr too.
+    Names in a model (operator types, attribute names) and file names are arbitrary strings: a
+    newline or a terminal escape would break the one-item-per-line output of the commands or
+    recolour the terminal, and a file name that is not UTF-8 (decoded with surrogate escapes)
+    prints as its escapes. protobuf gives a string field that is not valid UTF-8 as bytes:
+    shown as their repr too.
 
-        Examples
-        --------
-        >>> printable("If"), printable("Evil[31m
-    Op"), printable(b"ÿelu")
-        ('If', "'Evil\x1b[31m\nOp'", "b'\xffelu'")
-        >>> printable("line one
-    line two", quote=False)
-        'line one\nline two'
+    Examples
+    --------
+    >>> printable("If"), printable("Evil\x1b[31m\nOp"), printable(b"\xffelu")
+    ('If', "'Evil\\x1b[31m\\nOp'", "b'\\xffelu'")
+    >>> printable("line one\nline two", quote=False)
+    'line one\\nline two'
     """
     if isinstance(text, str) and text.isprintable():
         return text
