@@ -52,7 +52,7 @@ def skip_unless_installed(what: str, *packages: str) -> None:
 # Modules whose docstring examples run onnxruntime (the modules themselves import it lazily).
 EXAMPLES_NEED = {
     "onnx_relu.onnx.ort": ("onnxruntime",),
-    "onnx_relu.files._zarr_store": ("zarr",),
+    "onnx_relu.files.jobs._zarr_store": ("zarr",),
     "onnx_relu.onnx.ort_library": ("onnxruntime",),
     "onnx_relu.onnx.probe": ("onnxruntime",),
     "onnx_relu.onnx.legalization": ("onnxruntime",),
