@@ -131,8 +131,8 @@ def _converted(path: Endpoint, opset: int) -> tuple[Any, int | None]:
         onnx.checker.check_model(converted, full_check=True)
     except Exception as exc:  # noqa: BLE001 - onnx raises RuntimeError, ValidationError...
         raise UsageError(
-            f"onnx's version converter cannot convert MODEL {printable(path.path)} from opset {before}"
-            f" to {opset}: {type(exc).__name__}: {exc}"
+            f"onnx's version converter cannot convert MODEL {printable(path.path)} from opset"
+            f" {before} to {opset}: {type(exc).__name__}: {exc}"
         ) from None
     return converted, before
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from ..io.endpoint import (
     STDIO,
-    absolute_path,
     Endpoint,
     PathKind,
+    absolute_path,
     check_output_kind,
     check_readable,
     check_writable_destination,
