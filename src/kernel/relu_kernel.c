@@ -63,7 +63,7 @@ typedef int64_t RELU_ELEMENT_ATTRS relu_any_int64_t;
 /* ------------------------------------------------------------------------------------------ */
 
 /*
- * relu_block_<name>(in, out, n, in_stride, out_stride): n elements, strides in bytes, regular
+ * relu_strided_<name>(in, out, n, in_stride, out_stride): n elements, strides in bytes, regular
  * stores. The contiguous branch and the strided branch have the same body; the contiguous one is
  * written with indices so that the compiler vectorises it. Neither uses `restrict`: in == out
  * (in place) and every other overlap keep the result of a forward pass, element by element (the
@@ -71,7 +71,7 @@ typedef int64_t RELU_ELEMENT_ATTRS relu_any_int64_t;
  * loop for the few elements before and after a run of streaming stores; it is inlined into the
  * ISA-specific functions below.
  */
-#define RELU_DEFINE_BLOCK(name, elem_t, threshold)                                             \
+#define RELU_DEFINE_STRIDED(name, elem_t, threshold)                                           \
     static inline void relu_tail_##name(const char *in, char *out, ptrdiff_t n)               \
     {                                                                                          \
         const elem_t *src = (const elem_t *)in;                                                \
@@ -81,7 +81,7 @@ typedef int64_t RELU_ELEMENT_ATTRS relu_any_int64_t;
             dst[i] = RELU_RULE(v, threshold);                                                  \
         }                                                                                      \
     }                                                                                          \
-    RELU_DISPATCH static void relu_block_##name(const char *in, char *out, ptrdiff_t n,        \
+    RELU_DISPATCH static void relu_strided_##name(const char *in, char *out, ptrdiff_t n,      \
                                                 ptrdiff_t in_stride, ptrdiff_t out_stride)     \
     {                                                                                          \
         if (in_stride == (ptrdiff_t)sizeof(elem_t) && out_stride == (ptrdiff_t)sizeof(elem_t)) { \
@@ -95,12 +95,14 @@ typedef int64_t RELU_ELEMENT_ATTRS relu_any_int64_t;
         }                                                                                      \
     }
 
-#define RELU_BLOCK_OF(name, int_t, threshold) RELU_DEFINE_BLOCK(name, relu_any_##int_t, threshold)
-RELU_FOR_EACH_TYPE(RELU_BLOCK_OF)
+#define RELU_STRIDED_OF(name, int_t, threshold)                                                \
+    RELU_DEFINE_STRIDED(name, relu_any_##int_t, threshold)
+RELU_FOR_EACH_TYPE(RELU_STRIDED_OF)
 
 /*
  * The copy used by the benchmark harness as its ceiling (relu_copy_ceiling): the same structure
- * as a Relu block without the compare, so that Relu and ceiling differ only in the arithmetic.
+ * as a Relu strided loop without the compare, so that Relu and ceiling differ only in the
+ * arithmetic.
  * It moves whole 64-byte lines; the empty asm keeps the compiler from turning the loop into a
  * memcpy/memmove call, which may skip the work when in == out (the in-place ceiling).
  */
@@ -113,7 +115,8 @@ typedef struct { int8_t bytes[64]; } relu_line;
 #endif
 
 RELU_DISPATCH static void
-relu_block_copy(const char *in, char *out, ptrdiff_t n, ptrdiff_t in_stride, ptrdiff_t out_stride)
+relu_strided_copy(const char *in, char *out, ptrdiff_t n, ptrdiff_t in_stride,
+                  ptrdiff_t out_stride)
 {
     ptrdiff_t i = 0;
     if (in_stride == 1 && out_stride == 1) {
@@ -129,7 +132,7 @@ relu_block_copy(const char *in, char *out, ptrdiff_t n, ptrdiff_t in_stride, ptr
     }
 }
 
-typedef void (*relu_block_fn)(const char *, char *, ptrdiff_t, ptrdiff_t, ptrdiff_t);
+typedef void (*relu_strided_fn)(const char *, char *, ptrdiff_t, ptrdiff_t, ptrdiff_t);
 /* Contiguous, out aligned to the element size; n elements; streaming stores. */
 typedef void (*relu_nt_fn)(const char *, char *, ptrdiff_t);
 
@@ -150,8 +153,8 @@ relu_tail_copy(const char *in, char *out, ptrdiff_t n)
  * relu_nt_<name>_<isa>(in, out, n): contiguous in and out, out aligned to the element size
  * (in may have any alignment); n elements; in == out is allowed. The caller issues the sfence.
  *
- * Regular stores up to the first 64-byte boundary of out; then blocks of RELU_NT_PAGES pages
- * with streaming stores, walking the pages of a block side by side (RELU_NT_STEP bytes of each
+ * Regular stores up to the first 64-byte boundary of out; then groups of RELU_NT_PAGES pages
+ * with streaming stores, walking the pages of a group side by side (RELU_NT_STEP bytes of each
  * page in turn); then whole lines; then the last elements with regular stores. Four streams a
  * page apart keep more reads in flight than one sequential stream (glibc's memcpy does the same
  * for large copies). Measured on 512 MiB float32 arrays (KVM guest on a Xeon): 1 page 21.3 GB/s,
@@ -287,20 +290,20 @@ relu_store_fence(void)
 /* One call                                                                                    */
 /* ------------------------------------------------------------------------------------------ */
 
-/* One element type's code: regular-store block and streaming-store variants per ISA. */
+/* One element type's code: regular-store strided loop and streaming-store variants per ISA. */
 typedef struct {
     ptrdiff_t elsize;
-    relu_block_fn block;
+    relu_strided_fn strided;
     relu_nt_fn nt[RELU_ISA_COUNT];
 } relu_kernel;
 
 /* Indexed by relu_type; the copy ceiling comes after the eight types. */
 enum { RELU_KERNEL_COPY = RELU_TYPE_COUNT, RELU_KERNEL_COUNT };
 #define RELU_KERNEL_OF(name, int_t, threshold)                                                 \
-    [RELU_TYPE_##name] = {sizeof(int_t), relu_block_##name, RELU_NT_TABLE(name)},
+    [RELU_TYPE_##name] = {sizeof(int_t), relu_strided_##name, RELU_NT_TABLE(name)},
 static const relu_kernel relu_kernels[RELU_KERNEL_COUNT] = {
     RELU_FOR_EACH_TYPE(RELU_KERNEL_OF)
-    [RELU_KERNEL_COPY] = {1, relu_block_copy, RELU_NT_TABLE(copy)},
+    [RELU_KERNEL_COPY] = {1, relu_strided_copy, RELU_NT_TABLE(copy)},
 };
 
 /* What one call runs on which operands; the pool's threads run ranges of it. */
@@ -326,7 +329,7 @@ relu_run_range(const void *task_ptr, ptrdiff_t begin, ptrdiff_t end)
         relu_store_fence();
     }
     else {
-        task->kernel->block(in, out, end - begin, task->in_stride, task->out_stride);
+        task->kernel->strided(in, out, end - begin, task->in_stride, task->out_stride);
     }
 }
 
@@ -379,12 +382,12 @@ relu_run(const relu_kernel *kernel, const char *in, char *out, ptrdiff_t n, ptrd
     /* The common small call: one compare against each threshold, then the plain loop. */
     if (bytes < RELU_LOAD(relu_tuning.parallel_bytes) && bytes < RELU_LOAD(relu_tuning.nt_bytes) &&
         stores == RELU_STORES_AUTO) {
-        kernel->block(in, out, n, in_stride, out_stride);
+        kernel->strided(in, out, n, in_stride, out_stride);
         return;
     }
     /* Overlapping operands (see relu_partial_overlap): one forward pass, regular stores. */
     if (relu_partial_overlap(in, out, n, in_stride, out_stride, kernel->elsize)) {
-        kernel->block(in, out, n, in_stride, out_stride);
+        kernel->strided(in, out, n, in_stride, out_stride);
         return;
     }
     relu_task task = {kernel, NULL, in, out, in_stride, out_stride};
@@ -454,7 +457,7 @@ relu_run_rows(const void *task_ptr, ptrdiff_t begin, ptrdiff_t end)
             task->nt(in, out, task->run);
         }
         else {
-            task->kernel->block(in, out, task->run, elsize, elsize);
+            task->kernel->strided(in, out, task->run, elsize, elsize);
         }
         for (int axis = task->ndim - 1; axis >= 0; axis--) {
             in += task->in_strides[axis];

@@ -46,20 +46,9 @@
 #define RELU_F32_NEG_INF ((int32_t)INT32_C(-8388608))          /* 0xFF800000 */
 #define RELU_F64_NEG_INF ((int64_t)INT64_C(-4503599627370496)) /* 0xFFF0000000000000 */
 
-/*
- * The eight types, listed once; every per-type definition and table of the kernel and of its
- * callers (the NumPy loops and their registration) is generated from it.
- * X(name, signed integer type of the element's width, threshold of RELU_RULE)
- */
-#define RELU_FOR_EACH_TYPE(X)                                                                  \
-    X(int8, int8_t, 0)                                                                         \
-    X(int16, int16_t, 0)                                                                       \
-    X(int32, int32_t, 0)                                                                       \
-    X(int64, int64_t, 0)                                                                       \
-    X(float16, int16_t, RELU_F16_NEG_INF)                                                      \
-    X(bfloat16, int16_t, RELU_BF16_NEG_INF)                                                    \
-    X(float32, int32_t, RELU_F32_NEG_INF)                                                      \
-    X(float64, int64_t, RELU_F64_NEG_INF)
+/* The eight types, listed once (RELU_FOR_EACH_TYPE: X(name, signed integer type of the element's
+ * width, threshold of RELU_RULE)), generated from the one table (src/onnx_relu/_spec.py). */
+#include "relu_types.h"
 
 /* RELU_TYPE_int8, RELU_TYPE_int16, ..., RELU_TYPE_float64, in the order of the list. */
 #define RELU_TYPE_ENUMERATOR(name, int_t, threshold) RELU_TYPE_##name,

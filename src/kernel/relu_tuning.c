@@ -17,7 +17,7 @@
 #define RELU_DEFAULT_L2_BYTES ((ptrdiff_t)1 << 20)
 #define RELU_DEFAULT_LLC_BYTES ((ptrdiff_t)32 << 20)
 /* Threads pay from about 2 MiB outputs: waking a sleeping worker costs ~25 us in a KVM guest
- * (measured: 2 threads 0.6 x at 1 MiB, 1.03 x at 2 MiB, 1.4 x at 4 MiB; benchmarks/threshold_scan.py). */
+ * (BENCHMARKS.md, "Waking a sleeping thread is expensive in this VM"). */
 #define RELU_DEFAULT_PARALLEL_BYTES ((ptrdiff_t)2 << 20)
 #define RELU_DEFAULT_MIN_CHUNK_BYTES ((ptrdiff_t)256 << 10)
 /* How long pool threads spin before sleeping (see struct relu_pool in relu_pool.c). */
@@ -240,7 +240,12 @@ relu_sysfs_cache_path(char *path, size_t size, const char *root, int index, cons
     return length > 0 && (size_t)length < size;
 }
 
-int
+/*
+ * The data/unified caches of cpu0 under `sysfs_root`: sets the level-2 size and the size of the
+ * highest level. A file that is missing or garbled (not "<digits>[K|M|G]") leaves its cache out.
+ * Returns 1 and sets source to "sysfs" if a size was found, else 0 with both sizes 0.
+ */
+static int
 relu_caches_from_sysfs(const char *sysfs_root, relu_caches *caches)
 {
     caches->l2_bytes = 0;
@@ -331,30 +336,14 @@ relu_detect_caches(void)
  * Streaming stores pay once input and output no longer fit in the caches that give a core more
  * bandwidth than memory does: they skip the read-for-ownership of the output and leave the
  * cache to the input. Below that they lose (they bypass a cache that would have absorbed the
- * writes). Where the crossover falls depends on the cache design, so the rule is per vendor,
- * from these measurements (out of place, float32, 1 thread, streaming / regular stores, same run,
- * medians; `python -m onnx_relu.bench --scan`, before it benchmarks/threshold_scan.py):
- *
- *   output size          64K   256K   1M    2M    4M    8M    16M   32M   64M   256M  512M
- *   Intel Xeon EMR       0.6   0.6    0.6   ~1.0  1.3   -     -     -     -     -     1.9
- *   AMD EPYC Zen 5       0.61  0.58   0.62  0.66  0.62  -     1.32  -     1.08  1.03  -
- *   AMD EPYC Zen 3       0.39  0.40   1.41  0.90  1.04  1.92  1.79  1.21  1.22  -     -
- *
- * Caches (per core's view): Intel L2 2 MiB, L3 260 MiB; Zen 5 L2 1 MiB, L3 32 MiB; Zen 3 L2
- * 512 KiB, L3 32 MiB. Intel: BENCHMARKS.md and FIELD-NOTES. Zen 5: FIELD-NOTES (AVX-512, a
- * 2-vCPU KVM guest), where also at 2 threads and 64 MiB streaming ran 42-51 GB/s against
- * regular stores' 31. Zen 3: `python -m onnx_relu.bench --scan` of 2026-12-01 (AVX2, a 2-vCPU
- * KVM guest shared with other builds, load average 5-6: single sizes swing, e.g. the 1M
- * cell; the order of magnitude and the crossover between 4 and 8 MiB are what it shows).
+ * writes). Where the crossover falls depends on the cache design, so the rule is per vendor;
+ * the measurements behind it are in BENCHMARKS.md ("The streaming-store rule, per vendor").
  *  - Intel: from the size of the L2. The mesh L3 gives one core about what memory gives it, so
  *    streaming wins as soon as the data leaves the L2.
  *  - AMD (and unknown vendors, as the better-tested guess): from half the last-level cache as
  *    one core sees it (its core complex's L3; never glibc's sysconf figure, which is the whole
  *    package's), i.e. where input and output together fill that L3: 16 MiB on both EPYCs
- *    (32 MiB L3). Regular stores win well inside the L3 (0.4-0.6 x for streaming) and lose from
- *    there on. On the Zen 3, whose L2 is half the Zen 5's, streaming already won from 4-8 MiB;
- *    the rule keeps 16 MiB, where both AMD machines gain (1.3-1.8 x), rather than chase one
- *    noisy crossover; the scan prints the setting that moves it.
+ *    measured (32 MiB L3). Regular stores win well inside the L3 and lose from there on.
  * ONNX_RELU_NT_THRESHOLD overrides it (the Python package reads it at import); `onnx-relu bench
  * --scan` measures the crossover of the machine it runs on and prints that setting.
  */
@@ -404,10 +393,9 @@ relu_set_if_given(RELU_ATOMIC(ptrdiff_t) *setting, ptrdiff_t value)
 void
 relu_set_thresholds(relu_thresholds thresholds)
 {
-    relu_set_if_given(&relu_tuning.parallel_bytes, thresholds.parallel_bytes);
-    relu_set_if_given(&relu_tuning.min_chunk_bytes, thresholds.min_chunk_bytes);
-    relu_set_if_given(&relu_tuning.nt_bytes, thresholds.nt_bytes);
-    relu_set_if_given(&relu_tuning.spin_ns, thresholds.spin_ns);
+#define RELU_SET_IF_GIVEN(python_name, field)                                                  \
+    relu_set_if_given(&relu_tuning.field, thresholds.field);
+    RELU_FOR_EACH_SIZE_SETTING(RELU_SET_IF_GIVEN)
 }
 
 int
@@ -426,9 +414,8 @@ relu_get_tuning(void)
     relu_tuning_report report = {
         .num_threads = RELU_LOAD(relu_tuning.num_threads),
         .threads_supported = RELU_HAVE_THREADS,
-        .thresholds = {RELU_LOAD(relu_tuning.parallel_bytes),
-                       RELU_LOAD(relu_tuning.min_chunk_bytes), RELU_LOAD(relu_tuning.nt_bytes),
-                       RELU_LOAD(relu_tuning.spin_ns)},
+#define RELU_LOAD_SETTING(python_name, field) .field = RELU_LOAD(relu_tuning.field),
+        .thresholds = {RELU_FOR_EACH_SIZE_SETTING(RELU_LOAD_SETTING)},
         .default_nt_bytes = relu_default_nt_bytes(&relu_found_caches, relu_found_vendor),
         .nt_isa = (relu_isa)RELU_LOAD(relu_tuning.nt_isa),
         .best_nt_isa = relu_best_isa,

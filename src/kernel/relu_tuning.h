@@ -16,6 +16,7 @@
 #include <stddef.h>
 
 #include "relu_platform.h"
+#include "relu_types.h" /* RELU_FOR_EACH_SIZE_SETTING: the settings of relu_thresholds */
 
 /* Most threads one call may use (the calling thread included). */
 enum { RELU_MAX_THREADS = 256 };
@@ -48,20 +49,13 @@ typedef struct {
 } relu_caches;
 
 /*
- * The data/unified caches of cpu0 as Linux describes them under `sysfs_root` (normally "/sys";
- * another root reads a recorded copy of such a tree): <root>/devices/system/cpu/cpu0/cache/
- * index<i>/{level,type,size,shared_cpu_list}. Sets the level-2 size and the size of the highest
- * level. A file that is missing or garbled (not "<digits>[K|M|G]") leaves its cache out.
- * Returns 1 and sets source to "sysfs" if a size was found, else 0 with both sizes 0.
- */
-RELU_API int relu_caches_from_sysfs(const char *sysfs_root, relu_caches *caches);
-
-/*
- * The caches from the per-CPU view first: sysfs under `sysfs_root`; then the C library's
- * figures (`sysconf_l2`, `sysconf_l3`: what sysconf(_SC_LEVEL2/3_CACHE_SIZE) says, <= 0 for
- * nothing) for a size sysfs lacks; then defaults (1 MiB L2, 32 MiB last level). sysconf comes
- * last because glibc reports the whole package's L3 on some CPUs (320 MiB on an AMD EPYC whose
- * cores each see a 32 MiB L3; 256 MiB on the Zen 3 of 2026-11-30 with 32 MiB per core complex).
+ * The caches from the per-CPU view first: sysfs under `sysfs_root` (normally "/sys"; another root
+ * reads a recorded copy of such a tree: <root>/devices/system/cpu/cpu0/cache/index<i>/{level,
+ * type,size,shared_cpu_list}, where a file that is missing or garbled leaves its cache out); then
+ * the C library's figures (`sysconf_l2`, `sysconf_l3`: what sysconf(_SC_LEVEL2/3_CACHE_SIZE)
+ * says, <= 0 for nothing) for a size sysfs lacks; then defaults (1 MiB L2, 32 MiB last level).
+ * sysconf comes last because glibc reports the whole package's L3 on some CPUs (320 MiB on an
+ * AMD EPYC whose cores each see a 32 MiB L3; BENCHMARKS.md, "Caches as one core sees them").
  * Pure: reads only the files under `sysfs_root`, so tests feed it recorded trees.
  */
 RELU_API relu_caches relu_read_caches(const char *sysfs_root, long sysconf_l2, long sysconf_l3);
@@ -94,12 +88,17 @@ RELU_API int relu_get_num_threads(void);
  * changes nothing) for a count outside that range. */
 RELU_API int relu_set_num_threads(int count);
 
-/* The thresholds and the spin time; a negative field leaves that setting as it is. */
+/*
+ * The thresholds and the spin time, one field per RELU_FOR_EACH_SIZE_SETTING entry, in its order
+ * (what each is: src/onnx_relu/_spec.py): parallel_bytes (from this output size a call is shared
+ * with the thread pool), min_chunk_bytes (smallest chunk a call is cut into for the pool's
+ * threads), nt_bytes (from this output size an out-of-place call streams its stores), spin_ns
+ * (how long the pool's threads spin for the next call, then sleep). A negative field leaves that
+ * setting as it is.
+ */
+#define RELU_THRESHOLD_FIELD(python_name, field) ptrdiff_t field;
 typedef struct {
-    ptrdiff_t parallel_bytes;  /* from this output size a call is shared with the thread pool */
-    ptrdiff_t min_chunk_bytes; /* smallest chunk a call is cut into for the pool's threads */
-    ptrdiff_t nt_bytes;        /* from this output size an out-of-place call streams its stores */
-    ptrdiff_t spin_ns;         /* how long the pool's threads spin for the next call, then sleep */
+    RELU_FOR_EACH_SIZE_SETTING(RELU_THRESHOLD_FIELD)
 } relu_thresholds;
 
 RELU_API void relu_set_thresholds(relu_thresholds thresholds);
@@ -125,11 +124,9 @@ RELU_API relu_tuning_report relu_get_tuning(void);
  * they are variables rather than calls to the getters; callers use the functions above).
  */
 typedef struct {
+#define RELU_SETTING_ATOMIC(python_name, field) RELU_ATOMIC(ptrdiff_t) field;
     RELU_ATOMIC(int) num_threads;
-    RELU_ATOMIC(ptrdiff_t) parallel_bytes;
-    RELU_ATOMIC(ptrdiff_t) min_chunk_bytes;
-    RELU_ATOMIC(ptrdiff_t) nt_bytes;
-    RELU_ATOMIC(ptrdiff_t) spin_ns;
+    RELU_FOR_EACH_SIZE_SETTING(RELU_SETTING_ATOMIC)
     RELU_ATOMIC(int) nt_isa; /* a relu_isa */
 } relu_settings;
 

@@ -37,6 +37,7 @@ from .errors import (
     InvalidOutputError,
     InvalidTensorFileError,
     LegalizationError,
+    MissingExtraError,
     ModelInputError,
     OnnxReluError,
     ThreadCountError,
@@ -92,6 +93,7 @@ __all__ = [
     "ModelInputError",
     "InputTypeMismatchError",
     "LegalizationError",
+    "MissingExtraError",
     "__version__",
 ]
 
@@ -140,7 +142,12 @@ def __getattr__(name: str) -> object:
     module_name = _LAZY_EXPORTS.get(name)
     if module_name is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module_name, __name__), name)
+    from ._extras import extra_needed
+
+    # A name of a layer whose extra is missing (check_model without onnx) raises the one
+    # MissingExtraError, naming the extra and how to install it.
+    with extra_needed(f"{__name__}.{name}"):
+        value = getattr(importlib.import_module(module_name, __name__), name)
     globals()[name] = value  # later look-ups skip __getattr__
     return value
 

@@ -318,8 +318,8 @@ def relu(
             if out is None:
                 return relu_ufunc(x)
             # The handler passes out on to numpy, which would cast into it and broadcast to it:
-            # the checks of an ndarray input come first (issue 13: a pandas Series of 300 into
-            # an int8 out gave 44).
+            # the checks of an ndarray input come first (else a pandas Series of 300 into an
+            # int8 out gives 44).
             return relu_ufunc(x, out=_checked_out_of_handler(out, _ShapeAndType(x, dtype)))
         given, x = x, np.asarray(x)
         if x.dtype.kind == "O":

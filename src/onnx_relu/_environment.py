@@ -141,9 +141,17 @@ def configure_from_environment(environ: Mapping[str, str] = os.environ) -> None:
     _relu._set_cache(**{key: value for key, value in limits.items() if value is not None})
 
 
+_applied = False
+
+
 def apply_at_first_load() -> None:
-    """What loading the kernel's settings (:mod:`onnx_relu.tuning`) does, once per process:
-    apply the environment, and have the output cache turned off and emptied at exit (the
-    compiled module also empties it after the last array it gave out is freed)."""
+    """What loading the kernel's settings (:mod:`onnx_relu.tuning` or
+    :mod:`onnx_relu.output_cache`, whichever comes first) does, once per process: apply the
+    environment, and have the output cache turned off and emptied at exit (the compiled module
+    also empties it after the last array it gave out is freed)."""
+    global _applied
+    if _applied:  # (the import lock runs the modules' first imports one at a time)
+        return
+    _applied = True
     configure_from_environment()
     atexit.register(turn_off_output_cache)

@@ -1,7 +1,8 @@
 """Types of the compiled module ``onnx_relu._relu`` (src/onnx_relu/_relu_module.c).
 
 Private to :mod:`onnx_relu`: the public names are ``onnx_relu.relu_ufunc`` and the functions of
-:mod:`onnx_relu.tuning`, which wrap these.
+:mod:`onnx_relu.tuning`, :mod:`onnx_relu.output_cache` and :mod:`onnx_relu.ceiling`, which wrap
+these.
 """
 
 import numpy as np
@@ -15,14 +16,18 @@ MAX_THREADS: int
 def _get_num_threads() -> int: ...
 def _set_num_threads(n: int, /) -> int: ...
 
-#: Keys: num_threads, max_threads, threads_supported (bool), l2_bytes, llc_bytes, cache_source
-#: (str), parallel_threshold, min_chunk, nt_threshold, default_nt_threshold, spin_ns, nt_isa
-#: (str), best_nt_isa (str), pool_workers; the others are int.
+# generated: kernel settings (from src/onnx_relu/_spec.py: make tables)
+#: Keys: num_threads (int), max_threads (int), threads_supported (bool), l2_bytes (int), llc_bytes
+#: (int), llc_shared_cpus (int), cache_source (str), vendor (str), default_nt_threshold (int),
+#: best_nt_isa (str), pool_workers (int), parallel_threshold (int), min_chunk (int), nt_threshold
+#: (int), spin_ns (int), nt_isa (str).
 def _tuning() -> dict[str, int | bool | str]: ...
 
-#: Keywords (all optional): parallel_threshold, nt_threshold, min_chunk, spin_ns (int, -1 leaves
-#: a setting as it is) and nt_isa (str); returns the previous settings as _tuning() does.
+#: Keywords (all optional): parallel_threshold, min_chunk, nt_threshold, spin_ns (int, -1 leaves a
+#: setting as it is) and nt_isa (str); returns the previous settings as _tuning() does.
 def _set_tuning(**settings: int | str) -> dict[str, int | bool | str]: ...
+
+# end of generated: kernel settings
 
 #: src and dst: objects with the buffer protocol (dst writeable), of the same size.
 def _copy(src: object, dst: object, *, nontemporal: bool = True) -> None: ...

@@ -25,15 +25,10 @@
 /* Thread count and tuning                                                                     */
 /* ------------------------------------------------------------------------------------------ */
 
-#if defined(__unix__) || defined(__APPLE__)
-#include <pthread.h>
+#include <pthread.h> /* the module is built for Linux only (docs/platforms.md) */
 static pthread_mutex_t relu_tuning_mutex = PTHREAD_MUTEX_INITIALIZER;
 static void relu_tuning_lock(void) { pthread_mutex_lock(&relu_tuning_mutex); }
 static void relu_tuning_unlock(void) { pthread_mutex_unlock(&relu_tuning_mutex); }
-#else
-static void relu_tuning_lock(void) {}
-static void relu_tuning_unlock(void) {}
-#endif
 
 static PyObject *
 relu_py_get_num_threads(PyObject *NPY_UNUSED(self), PyObject *NPY_UNUSED(args))
@@ -62,11 +57,17 @@ relu_py_set_num_threads(PyObject *NPY_UNUSED(self), PyObject *arg)
     return PyLong_FromLong(previous);
 }
 
+/* The index of each size setting among set_kernel_tuning's keywords. */
+#define RELU_SETTING_INDEX(python_name, field) RELU_SETTING_##python_name,
+enum { RELU_FOR_EACH_SIZE_SETTING(RELU_SETTING_INDEX) RELU_SETTING_COUNT };
+
 static PyObject *
 relu_tuning_dict(relu_tuning_report tuning)
 {
-    return Py_BuildValue(
-        "{s:i,s:i,s:O,s:n,s:n,s:i,s:s,s:s,s:n,s:n,s:n,s:n,s:n,s:s,s:s,s:i}",
+    /* What the kernel found and reports, then the size settings by their Python names (the keys
+     * of src/onnx_relu/_spec.py's REPORT, SETTINGS and NAMED_SETTINGS). */
+    PyObject *dict = Py_BuildValue(
+        "{s:i,s:i,s:O,s:n,s:n,s:i,s:s,s:s,s:n,s:s,s:s,s:i}",
         "num_threads", tuning.num_threads,
         "max_threads", (int)RELU_MAX_THREADS,
         "threads_supported", tuning.threads_supported ? Py_True : Py_False,
@@ -75,14 +76,24 @@ relu_tuning_dict(relu_tuning_report tuning)
         "llc_shared_cpus", tuning.caches.llc_shared_cpus,
         "cache_source", tuning.caches.source,
         "vendor", relu_vendor_name(tuning.vendor),
-        "parallel_threshold", (Py_ssize_t)tuning.thresholds.parallel_bytes,
-        "min_chunk", (Py_ssize_t)tuning.thresholds.min_chunk_bytes,
-        "nt_threshold", (Py_ssize_t)tuning.thresholds.nt_bytes,
         "default_nt_threshold", (Py_ssize_t)tuning.default_nt_bytes,
-        "spin_ns", (Py_ssize_t)tuning.thresholds.spin_ns,
         "nt_isa", relu_isa_name(tuning.nt_isa),
         "best_nt_isa", relu_isa_name(tuning.best_nt_isa),
         "pool_workers", relu_pool_workers());
+    const Py_ssize_t settings[RELU_SETTING_COUNT] = {
+#define RELU_SETTING_VALUE(python_name, field) (Py_ssize_t)tuning.thresholds.field,
+        RELU_FOR_EACH_SIZE_SETTING(RELU_SETTING_VALUE)};
+    static const char *const names[RELU_SETTING_COUNT] = {
+#define RELU_SETTING_NAME(python_name, field) #python_name,
+        RELU_FOR_EACH_SIZE_SETTING(RELU_SETTING_NAME)};
+    for (int i = 0; dict != NULL && i < RELU_SETTING_COUNT; i++) {
+        PyObject *value = PyLong_FromSsize_t(settings[i]);
+        if (value == NULL || PyDict_SetItemString(dict, names[i], value) < 0) {
+            Py_CLEAR(dict);
+        }
+        Py_XDECREF(value);
+    }
+    return dict;
 }
 
 static PyObject *
@@ -94,12 +105,18 @@ relu_py_tuning(PyObject *NPY_UNUSED(self), PyObject *NPY_UNUSED(args))
 static PyObject *
 relu_py_set_tuning(PyObject *NPY_UNUSED(self), PyObject *args, PyObject *kwargs)
 {
-    static char *keywords[] = {"parallel_threshold", "nt_threshold", "min_chunk", "nt_isa",
-                               "spin_ns", NULL};
-    Py_ssize_t parallel = -1, nt = -1, min_chunk = -1, spin = -1;
+#define RELU_SETTING_KEYWORD(python_name, field) #python_name,
+#define RELU_SETTING_FORMAT(python_name, field) "n"
+#define RELU_SETTING_ADDRESS(python_name, field) &values[RELU_SETTING_##python_name],
+    static char *keywords[] = {RELU_FOR_EACH_SIZE_SETTING(RELU_SETTING_KEYWORD) "nt_isa", NULL};
+    Py_ssize_t values[RELU_SETTING_COUNT];
+    for (int i = 0; i < RELU_SETTING_COUNT; i++) {
+        values[i] = -1; /* not given: left as it is */
+    }
     const char *isa_name = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$nnnzn:_set_tuning", keywords, &parallel,
-                                     &nt, &min_chunk, &isa_name, &spin)) {
+    const char *format = "|$" RELU_FOR_EACH_SIZE_SETTING(RELU_SETTING_FORMAT) "z:_set_tuning";
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, format, keywords,
+                                     RELU_FOR_EACH_SIZE_SETTING(RELU_SETTING_ADDRESS) &isa_name)) {
         return NULL;
     }
     const relu_isa best = relu_get_tuning().best_nt_isa;
@@ -119,7 +136,8 @@ relu_py_set_tuning(PyObject *NPY_UNUSED(self), PyObject *args, PyObject *kwargs)
     relu_tuning_lock();
     const relu_tuning_report previous = relu_get_tuning();
     /* Negative means "leave as it is"; 0 means every call. */
-    relu_set_thresholds((relu_thresholds){parallel, min_chunk, nt, spin});
+#define RELU_SETTING_GIVEN(python_name, field) .field = values[RELU_SETTING_##python_name],
+    relu_set_thresholds((relu_thresholds){RELU_FOR_EACH_SIZE_SETTING(RELU_SETTING_GIVEN)});
     if (isa >= 0) {
         relu_set_nt_isa((relu_isa)isa); /* checked above */
     }
@@ -284,14 +302,8 @@ relu_process_init(void)
     relu_process_init_result = relu_kernel_init() == 0 && relu_memory_process_init() == 0 ? 0 : -1;
 }
 
-#if defined(__unix__) || defined(__APPLE__)
 static pthread_once_t relu_process_once = PTHREAD_ONCE_INIT;
 #define RELU_PROCESS_ONCE() pthread_once(&relu_process_once, relu_process_init)
-#else
-/* No pthread_once: the import lock alone keeps two executions of the module apart. */
-static int relu_process_done = 0;
-#define RELU_PROCESS_ONCE() (relu_process_done ? 0 : (relu_process_init(), relu_process_done = 1, 0))
-#endif
 
 static int
 relu_module_exec(PyObject *module)

@@ -27,18 +27,12 @@ _Static_assert(sizeof(Py_ssize_t) == sizeof(ptrdiff_t), "Py_ssize_t and ptrdiff_
 RELU_FOR_EACH_TYPE(RELU_DEFINE_LOOP)
 
 /*
- * The DType class of each type, by the X-macro's name. numpy's built-in ones are not constant
- * expressions (they come from numpy's API table), so the table of loops is filled in at import;
- * ml_dtypes.bfloat16's (NULL here) is added when ml_dtypes is loaded: relu_add_bfloat16_loop.
+ * The DType class of each type, RELU_NUMPY_DTYPE_<name> by the X-macro's name (generated from the
+ * one table). numpy's built-in ones are not constant expressions (they come from numpy's API
+ * table), so the table of loops is filled in at import; ml_dtypes.bfloat16's (NULL here) is added
+ * when ml_dtypes is loaded: relu_add_bfloat16_loop.
  */
-#define RELU_NUMPY_DTYPE_int8 (&PyArray_Int8DType)
-#define RELU_NUMPY_DTYPE_int16 (&PyArray_Int16DType)
-#define RELU_NUMPY_DTYPE_int32 (&PyArray_Int32DType)
-#define RELU_NUMPY_DTYPE_int64 (&PyArray_Int64DType)
-#define RELU_NUMPY_DTYPE_float16 (&PyArray_HalfDType)
-#define RELU_NUMPY_DTYPE_bfloat16 NULL
-#define RELU_NUMPY_DTYPE_float32 (&PyArray_FloatDType)
-#define RELU_NUMPY_DTYPE_float64 (&PyArray_DoubleDType)
+#include "_relu_types.h"
 
 typedef struct {
     const char *name;                  /* ArrayMethod name, shown in numpy's error messages */
@@ -195,8 +189,8 @@ relu_add_bfloat16_loop(PyObject *ufunc, PyObject *dtype_obj)
 PyDoc_STRVAR(relu_ufunc_doc,
              "relu(x, /, out=None) -> y\n\n"
              "ONNX Relu as a ufunc: y = x where x > 0 or x is NaN (bits unchanged), +0 elsewhere.\n"
-             "Loops: int8, int16, int32, int64, float16, float32, float64, bfloat16 (each C integer\n"
-             "type spelling of the four integer types too, e.g. 'q'). An input of any other type\n"
+             "Loops: " RELU_TYPE_NAMES_TEXT "\n(each C integer type spelling of the four integer\n"
+             "types too, e.g. 'q'). An input of any other type\n"
              "is refused under every casting= rule; a loop forced by signature= or dtype=, or an\n"
              "out of another type, is cast by numpy under casting= as for any ufunc.\n"
              "Use onnx_relu.relu() for opset-aware type checks and clear errors.");

@@ -1,6 +1,6 @@
 """``onnx_relu.backend``: the onnx-relu ONNX backend under the name ONNX users look for first
 (as ``onnx_tf.backend``). It is :mod:`onnx_relu.onnx.backend`, re-exported; importing it imports
-onnx.
+onnx (without it: :class:`~onnx_relu.errors.MissingExtraError`, naming the extra to install).
 
 Examples
 --------
@@ -10,7 +10,10 @@ Examples
 (True, True)
 """
 
-from .onnx import backend as _onnx_layer_backend
-from .onnx.backend import *  # noqa: F403 - the re-export is the point of this module
+from ._extras import extra_needed
+
+with extra_needed("onnx_relu.backend"):
+    from .onnx import backend as _onnx_layer_backend
+    from .onnx.backend import *  # noqa: F403 - the re-export is the point of this module
 
 __all__ = _onnx_layer_backend.__all__

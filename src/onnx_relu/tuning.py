@@ -8,16 +8,12 @@ process, and :func:`set_num_threads` or :func:`num_threads` change it.
 The kernel's other settings (the output sizes from which it uses threads and streaming stores,
 the smallest chunk a thread gets, the streaming-store instruction set, how long idle threads
 spin) and what it detected about the machine (cache sizes) are read with :func:`kernel_tuning`
-and changed with :func:`set_kernel_tuning` or, for a block, :func:`kernel_tuned` (a program
-that knows its arrays better than the defaults do; with thresholds of 0 every code path runs on
-small arrays too). :func:`copy_ceiling` is the copy ``onnx-relu bench`` compares relu with,
-split and stored like a relu call.
+and changed with :func:`set_kernel_tuning` or, inside a ``with`` statement,
+:func:`kernel_tuned` (a program that knows its arrays better than the defaults do; with
+thresholds of 0 every code path runs on small arrays too).
 
-The output cache: ``relu(x)`` takes outputs of at least 1 MiB from a bounded cache of blocks
-freed by earlier outputs (NumPy's memory-handler API, set only for those outputs), because fresh
-pages from the OS cost more than relu itself. Idle blocks are capped at 1 GiB
-(``ONNX_RELU_CACHE_BYTES``; 0 turns the cache off); :func:`cache_info`, :func:`set_cache_limits`
-and :func:`release_cache` inspect, change and empty it.
+The output cache's functions (:func:`cache_info`, :func:`set_cache_limits`,
+:func:`release_cache`) are :mod:`onnx_relu.output_cache`'s, exported here too.
 
 Every function here may be called from any thread at any time, also on a free-threaded Python:
 each setting is changed in one step, and the functions that return the previous settings return
@@ -36,10 +32,8 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
-from . import _relu
+from . import _relu, _spec
 from ._environment import (
-    ENV_CACHE_BYTES,
-    ENV_CACHE_MIN_BYTES,
     ENV_NT_THRESHOLD,
     ENV_NUM_THREADS,
     ENV_PARALLEL_THRESHOLD,
@@ -71,9 +65,14 @@ __all__ = [
 
 #: The largest thread count the kernel accepts (256): the range is the kernel's, 1..MAX_THREADS.
 MAX_THREADS: int = _relu.MAX_THREADS
-#: The largest cap and minimum size of the output cache, ``sys.maxsize`` bytes (2**63 - 1 on
-#: 64-bit platforms): as a cap, no limit.
-MAX_CACHE_BYTES: int = sys.maxsize
+# The largest size or time set_kernel_tuning takes: the kernel's signed size type's.
+_MAX_SETTING = sys.maxsize
+
+# The type of each setting set_kernel_tuning takes, from the one table (onnx_relu._spec).
+_SETTING_KINDS: dict[str, type] = {
+    **{setting[0]: int for setting in _spec.SETTINGS},
+    **{setting[0]: str for setting in _spec.NAMED_SETTINGS},
+}
 
 
 def default_num_threads() -> int:
@@ -168,8 +167,8 @@ def set_num_threads(n: int) -> int:
     return _relu._set_num_threads(check_num_threads(n))
 
 
-class _OpenBlock:
-    """One open :func:`num_threads` block: the count to put back when it ends."""
+class _OpenScope:
+    """One open :func:`num_threads` scope (its ``with`` statement): the count to restore."""
 
     __slots__ = ("count_to_restore",)
 
@@ -177,10 +176,10 @@ class _OpenBlock:
         self.count_to_restore = count_to_restore
 
 
-# The open num_threads blocks of every Python thread, oldest first. One list for the process
+# The open num_threads scopes of every Python thread, oldest first. One list for the process
 # because the count is the kernel's, process-wide. The lock makes each entry or exit one step.
-_open_blocks: list[_OpenBlock] = []
-_blocks_lock = threading.Lock()
+_open_scopes: list[_OpenScope] = []
+_scopes_lock = threading.Lock()
 
 
 @contextlib.contextmanager
@@ -209,30 +208,33 @@ def num_threads(n: int) -> Iterator[int]:
     1
     """
     count = check_num_threads(n)
-    with _blocks_lock:
-        block = _OpenBlock(_relu._set_num_threads(count))
-        _open_blocks.append(block)
+    with _scopes_lock:
+        scope = _OpenScope(_relu._set_num_threads(count))
+        _open_scopes.append(scope)
     try:
         yield n
     finally:
-        with _blocks_lock:
-            index = next(i for i, open_block in enumerate(_open_blocks) if open_block is block)
-            del _open_blocks[index]
-            if index == len(_open_blocks):  # it was the newest: its count goes now
-                _relu._set_num_threads(block.count_to_restore)
-            else:  # the next newer block replaced this block's count: it must restore ours
-                _open_blocks[index].count_to_restore = block.count_to_restore
+        with _scopes_lock:
+            index = next(i for i, open_scope in enumerate(_open_scopes) if open_scope is scope)
+            del _open_scopes[index]
+            if index == len(_open_scopes):  # it was the newest: its count goes now
+                _relu._set_num_threads(scope.count_to_restore)
+            else:  # the next newer scope replaced this one's count: it must restore ours
+                _open_scopes[index].count_to_restore = scope.count_to_restore
 
 
 def kernel_tuning() -> dict[str, Any]:
     """The kernel's settings and what it detected about the machine, as a new dict.
 
     Keys: ``num_threads``, ``max_threads``, ``threads_supported`` (False for a build without
-    threads), ``l2_bytes``, ``llc_bytes``, ``cache_source`` (where the cache sizes came from:
-    "sysconf", "sysfs" or "default"), ``parallel_threshold``, ``min_chunk``, ``nt_threshold``,
+    threads), ``l2_bytes``, ``llc_bytes``, ``llc_shared_cpus`` (CPUs sharing the last-level
+    cache, 0 if not known), ``cache_source`` (where the cache sizes came from: "sysconf",
+    "sysfs" or "default"), ``vendor`` (the CPU vendor the streaming rule is chosen by: "intel",
+    "amd", "other"), ``parallel_threshold``, ``min_chunk``, ``nt_threshold``,
     ``default_nt_threshold`` (sizes in bytes), ``spin_ns``, ``nt_isa``, ``best_nt_isa`` (the
     streaming-store instruction set in use and the best this CPU has: "none", "sse2", "avx2",
-    "avx512"), ``pool_workers`` (threads the pool has started).
+    "avx512"), ``pool_workers`` (threads the pool has started). docs/performance.md has the
+    table of them.
 
     Examples
     --------
@@ -259,7 +261,10 @@ def set_kernel_tuning(**settings: int | str) -> dict[str, Any]:
     Raises
     ------
     ValueError
-        for an instruction set this CPU does not have; TypeError for an unknown setting.
+        for a size or time outside 0..``sys.maxsize`` (or -1, which leaves it as it is),
+        naming that range, and for an instruction set this CPU does not have.
+    TypeError
+        for an unknown setting, and for a value of the wrong type (``bool`` included).
 
     Examples
     --------
@@ -268,7 +273,27 @@ def set_kernel_tuning(**settings: int | str) -> dict[str, Any]:
     0
     >>> _ = set_kernel_tuning(parallel_threshold=previous["parallel_threshold"])
     """
+    for name, value in settings.items():
+        _check_setting(name, value)
     return _relu._set_tuning(**settings)
+
+
+def _check_setting(name: str, value: object) -> None:
+    """Refuse a value the kernel would ignore or not hold, as set_cache_limits does."""
+    kind = _SETTING_KINDS.get(name)
+    if kind is None:
+        return  # the compiled module names the unknown keyword (TypeError)
+    if kind is str:
+        if not isinstance(value, str):
+            raise TypeError(f"{name} must be a str, got {type(value).__name__} {value!r}")
+        return
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an integer, got {type(value).__name__} {value!r}")
+    if not -1 <= value <= _MAX_SETTING:
+        raise ValueError(
+            f"{name} must be in 0..{_MAX_SETTING} (sys.maxsize), or -1 to leave it as it is;"
+            f" got {value}"
+        )
 
 
 @contextlib.contextmanager
@@ -295,118 +320,32 @@ def kernel_tuned(**settings: int | str) -> Iterator[dict[str, Any]]:
 
 
 def copy_ceiling(src: object, dst: object, *, nontemporal: bool = True) -> None:
-    """Copy ``src`` into ``dst`` the way relu writes its output: the benchmark's ceiling.
+    """Deprecated: :func:`onnx_relu.ceiling.copy_ceiling` (the copy ceiling).
 
-    The copy is split over the kernel's threads like a relu call of that size, and uses
-    streaming stores (``nontemporal=True``) or regular ones. ``src`` and ``dst`` are contiguous
-    buffers (numpy arrays, bytearrays) of the same size, disjoint or the same one (in place).
-
-    Raises
-    ------
-    ValueError
-        for buffers of different sizes or that partly overlap; BufferError for a read-only
-        ``dst``.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> src, dst = np.arange(100, dtype=np.int8), np.zeros(100, dtype=np.int8)
-    >>> copy_ceiling(src, dst, nontemporal=False)
-    >>> bool((src == dst).all())
-    True
+    .. deprecated:: 0.2.0
+       The copy ceiling is not a kernel setting: import it from :mod:`onnx_relu.ceiling`.
     """
+    import warnings
+
+    warnings.warn(
+        "onnx_relu.tuning.copy_ceiling is deprecated: use onnx_relu.ceiling.copy_ceiling",
+        DeprecationWarning,
+        stacklevel=2,
+    )
     _relu._copy(src, dst, nontemporal=nontemporal)
 
 
-def cache_info() -> dict[str, int]:
-    """The output cache as it stands, as a new dict.
-
-    Keys: ``max_bytes`` (the cap on idle blocks; 0: the cache is off), ``min_bytes`` (outputs of
-    at least this size use the cache), ``cached_bytes`` and ``cached_blocks`` (idle blocks kept
-    for reuse), ``live_blocks`` and ``live_bytes`` (blocks held by arrays now), ``hits`` and
-    ``misses`` (allocations served from idle blocks, and new mappings), ``failures``
-    (allocations that failed: numpy raised MemoryError). Sizes are mapped bytes: a block is one
-    4 KiB page of header followed by its array's data, which is rounded up to whole 4 KiB pages
-    when the array is smaller than 2 MiB, and to whole 2 MiB (huge) pages when it is 2 MiB or
-    more (so a 2 MiB array takes 2 MiB + 4 KiB, a 3 MiB one 4 MiB + 4 KiB); an empty array's
-    data still takes one page. An allocation reuses an idle block that fits if at most half of
-    that block is left over.
-
-    Examples
-    --------
-    >>> import numpy as np, onnx_relu
-    >>> x = np.ones(1 << 20, dtype=np.float32)  # 4 MiB
-    >>> before = cache_info()["hits"]
-    >>> for _ in range(3):
-    ...     y = onnx_relu.relu(x)  # the block of the previous y comes back
-    ...     del y
-    >>> cache_info()["hits"] - before >= 2
-    True
-    """
-    return _relu._cache_info()
-
-
-def set_cache_limits(
-    *, max_bytes: int | None = None, min_bytes: int | None = None
-) -> dict[str, int]:
-    """Change the output cache's cap and minimum size (process-wide); returns :func:`cache_info`
-    as before.
-
-    Parameters
-    ----------
-    max_bytes : int, optional
-        Cap on the bytes of idle blocks, 0 to :data:`MAX_CACHE_BYTES` (``sys.maxsize``: no
-        cap); a lower cap gives the oldest ones back to the OS at once; 0 turns the cache off
-        (outputs are allocated by numpy as usual).
-    min_bytes : int, optional
-        Outputs of at least this many bytes come from the cache (default 1 MiB),
-        0 to :data:`MAX_CACHE_BYTES`.
-
-    Raises
-    ------
-    ValueError
-        for a size outside 0 to :data:`MAX_CACHE_BYTES`, naming that range; TypeError for one
-        that is not an integer.
-
-    Examples
-    --------
-    >>> previous = set_cache_limits(max_bytes=0)
-    >>> cache_info()["max_bytes"], cache_info()["cached_bytes"]
-    (0, 0)
-    >>> _ = set_cache_limits(max_bytes=previous["max_bytes"])
-    """
-    given = {"max_bytes": max_bytes, "min_bytes": min_bytes}
-    for name, value in given.items():
-        if value is None:
-            continue
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise TypeError(f"{name} must be an integer number of bytes, got {value!r}")
-        if not 0 <= value <= MAX_CACHE_BYTES:
-            bound = ">= 0" if value < 0 else f"<= {MAX_CACHE_BYTES}"
-            raise ValueError(
-                f"{name} must be {bound} bytes, got {value};"
-                f" allowed: 0..{MAX_CACHE_BYTES} (sys.maxsize, which as a cap means no limit)"
-            )
-    return _relu._set_cache(**{name: value for name, value in given.items() if value is not None})
-
-
-def release_cache() -> int:
-    """Give the output cache's idle blocks back to the OS; returns the bytes released.
-
-    Arrays that hold blocks keep them; their blocks come back to the cache when they are freed
-    (so memory that must be free now is freed by deleting the arrays, then this). The cache
-    stays on; ``set_cache_limits(max_bytes=0)`` turns it off. Interpreter exit releases
-    everything.
-
-    Examples
-    --------
-    >>> release_cache() >= 0
-    True
-    >>> cache_info()["cached_bytes"]
-    0
-    """
-    return _relu._release_cache()
-
+# The output cache's names, which this module has always exported (they live in
+# onnx_relu.output_cache); imported here, after every name above exists, because the first
+# import of either module applies the environment, which reads this module's thread check.
+from .output_cache import (  # noqa: E402
+    ENV_CACHE_BYTES,
+    ENV_CACHE_MIN_BYTES,
+    MAX_CACHE_BYTES,
+    cache_info,
+    release_cache,
+    set_cache_limits,
+)
 
 # Last, once every name above exists: the first import of this module (the kernel's settings;
 # onnx_relu.relu imports it too) applies the ONNX_RELU_* environment variables.

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from . import _spec
 from .dtypes import (
     RELU_TYPE_BY_ONNX_NAME,
     _when_ml_dtypes_loaded,
@@ -34,9 +35,6 @@ __all__ = [
     "opset_phrase",
     "unsupported_type_message",
 ]
-
-_FLOATS = ("tensor(double)", "tensor(float)", "tensor(float16)")
-_SIGNED_INTS = ("tensor(int16)", "tensor(int32)", "tensor(int64)", "tensor(int8)")
 
 
 @dataclass(frozen=True)
@@ -75,13 +73,20 @@ class ReluVersion:
     def name(self) -> str:
         return f"Relu-{self.since}"
 
+    @property
+    def opsets(self) -> str:
+        """The opsets at which this version is in force: ``"1-5"``, ``"13"``, ``"14 and later"``."""
+        later = [v for v, _ in _spec.VERSIONS if v > self.since]
+        if not later:
+            return f"{self.since} and later"
+        last = min(later) - 1
+        return f"{self.since}" if last == self.since else f"{self.since}-{last}"
 
-#: since-version -> version; the single source of truth.
+
+#: since-version -> version, from the one table (``onnx_relu._spec``: each type's first version).
 RELU_VERSIONS: dict[int, ReluVersion] = {
-    1: ReluVersion(1, _FLOATS, ("consumed_inputs",)),
-    6: ReluVersion(6, _FLOATS),
-    13: ReluVersion(13, tuple(sorted(_FLOATS + ("tensor(bfloat16)",)))),
-    14: ReluVersion(14, tuple(sorted(_FLOATS + ("tensor(bfloat16)",) + _SIGNED_INTS))),
+    since: ReluVersion(since, tuple(sorted(t[3] for t in _spec.TYPES if t[8] <= since)), attributes)
+    for since, attributes in _spec.VERSIONS
 }
 
 LATEST_VERSION: ReluVersion = RELU_VERSIONS[max(RELU_VERSIONS)]

@@ -33,6 +33,7 @@
  * KernelContext_ParallelFor.
  */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,15 +49,8 @@
 #define ONNX_RELU_ORT_EXPORT
 #endif
 
-/* ONNX element type of each kernel type, by the kernel's type name. */
-#define ONNX_ELEMENT_int8 ORT_ABI_INT8
-#define ONNX_ELEMENT_int16 ORT_ABI_INT16
-#define ONNX_ELEMENT_int32 ORT_ABI_INT32
-#define ONNX_ELEMENT_int64 ORT_ABI_INT64
-#define ONNX_ELEMENT_float16 ORT_ABI_FLOAT16
-#define ONNX_ELEMENT_bfloat16 ORT_ABI_BFLOAT16
-#define ONNX_ELEMENT_float32 ORT_ABI_FLOAT
-#define ONNX_ELEMENT_float64 ORT_ABI_DOUBLE
+/* ONNX_ELEMENT_<kernel type name>: its ONNX element type (generated from the one table). */
+#include "relu_ort_types.h"
 
 /* One registered op: onnxruntime's callback struct first, so a callback's `op` argument is the
  * whole record. */
@@ -88,8 +82,10 @@ typedef struct {
  * RegisterCustomOps); onnx_relu.onnx.ort_library reads it too. */
 #define RELU_ORT_REGISTERED_KEY "onnx_relu.ort_library.registered"
 
-/* The API table of the onnxruntime that loaded the library (one per process). */
-static const OrtApi *relu_ort_api;
+/* The API table of the onnxruntime that loaded the library (one per process), set by the first
+ * registration; atomic because sessions may register the library from several threads at once
+ * (a plain read of it is an atomic load). */
+static _Atomic(const OrtApi *) relu_ort_api;
 
 static const char *
 relu_ort_get_name(const OrtCustomOp *op)
@@ -428,9 +424,9 @@ RegisterCustomOps(OrtSessionOptions *options, const OrtApiBase *base)
                  ORT_ABI_VERSION, base->GetVersionString());
         return oldest != NULL ? oldest->CreateStatus(ORT_ABI_NOT_IMPLEMENTED, message) : NULL;
     }
-    if (relu_ort_api == NULL) {
-        relu_ort_api = api; /* the same table for every call in this process */
-    }
+    const OrtApi *unset = NULL; /* the first table stays: the same for every call in a process */
+    atomic_compare_exchange_strong_explicit(&relu_ort_api, &unset, api, memory_order_acq_rel,
+                                            memory_order_acquire);
     pthread_once(&relu_ort_kernel_once, relu_ort_kernel_init_once);
     if (relu_ort_kernel_error) {
         return api->CreateStatus(ORT_ABI_FAIL,
@@ -487,16 +483,10 @@ onnx_relu_ort_get_num_threads(void)
     return RELU_LOAD(relu_ort_own_threads);
 }
 
-/* The API version the library asks onnxruntime for. */
-ONNX_RELU_ORT_EXPORT unsigned
-onnx_relu_ort_api_version(void)
-{
-    return ORT_ABI_VERSION;
-}
-
 /* The output size in bytes from which the library's kernel streams its stores (out of place);
- * a negative size leaves it unchanged. Returns the previous size. For benchmarks and tests: the
- * default comes from this machine's caches, as in the NumPy module. */
+ * a negative size leaves it unchanged. Returns the previous size. The default comes from this
+ * machine's caches, as in the NumPy module; onnx_relu.onnx.ort_library.
+ * set_ort_library_nt_threshold documents it (and tests force it low to reach that path). */
 ONNX_RELU_ORT_EXPORT long long
 onnx_relu_ort_set_nt_threshold(long long bytes)
 {

@@ -389,3 +389,36 @@ def test_targets_script_prints_every_target(quick_run, tmp_path):
         timeout=60,
     )
     assert refused.returncode == 2 and "not an onnx-relu benchmark file" in refused.stderr
+
+
+@pytest.mark.skipif(importlib.util.find_spec("onnxruntime") is None, reason="needs onnxruntime")
+def test_whole_models_run_every_variant_and_report_ratios(monkeypatch):
+    """--models on the MLP at a small batch: every variant runs (each output checked against
+    stock's inside), stock cannot run the bfloat16 Relu, and the table has a row per case."""
+    from onnx_relu.bench import models
+
+    monkeypatch.setitem(models.MODELS, "mlp", (1, 16))
+    records = models.run_models(threads=1, rounds=1, calls=1, models=("mlp",))
+    assert [(r["kind"], r["batch"]) for r in records] == [
+        (kind, batch) for kind in models.KINDS for batch in (1, 16)
+    ]
+    for record in records:
+        expected = set(models.VARIANTS) - ({"stock"} if record["kind"] == "bfloat16" else set())
+        assert set(record["seconds"]) == set(record["cpu_seconds"]) == expected
+        assert record["reference"] == ("library" if record["kind"] == "bfloat16" else "stock")
+        assert all(seconds > 0 for seconds in record["seconds"].values())
+    table = models.format_models(records, 1, 1, 1)
+    assert "| mlp | bfloat16 | 16 | library" in table and "| mlp | float32 | 1 | stock" in table
+    assert "Could not find an implementation for Relu" in table
+
+
+def test_the_models_are_what_exporters_write():
+    from onnx_relu.bench import models
+
+    cnn = models.build_model("cnn", "float32")
+    assert [n.op_type for n in cnn.graph.node] == (
+        ["Conv", "Relu", "MaxPool"] * 2 + ["Flatten", "Gemm"]
+    )
+    bf16 = models.build_model("mlp", "bfloat16")
+    assert [n.op_type for n in bf16.graph.node] == ["Gemm", "Cast", "Relu", "Cast"] * 2 + ["Gemm"]
+    assert onnx_relu.check_model(cnn) == [] and onnx_relu.check_model(bf16) == []

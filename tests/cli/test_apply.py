@@ -244,13 +244,19 @@ def test_progress_bar_drawn_on_a_terminal(tmp_path):
 
 
 def test_no_progress_bar_when_quiet_off_a_terminal_or_without_tqdm(monkeypatch):
+    """Quiet or off a terminal: nothing; on a terminal without tqdm: one line saying why."""
     with progress_bar("q", enabled=False, stream=FakeTerminal()) as progress:
         assert progress is None
     with progress_bar("pipe", stream=io.StringIO()) as progress:
         assert progress is None
     monkeypatch.setitem(sys.modules, "tqdm", None)  # as if the cli extra were not installed
-    with progress_bar("no tqdm", stream=FakeTerminal()) as progress:
-        assert progress is None
+    terminal = FakeTerminal()
+    with progress_bar("no tqdm", stream=terminal, delay=0) as progress:
+        progress(1, 2)  # a job long enough for a bar: one line says why there is none
+        progress(2, 2)
+    said = terminal.getvalue()
+    assert said.startswith("no progress bar: the progress bar needs tqdm") and said.count("\n") == 1
+    assert '"cli" extra' in said
 
 
 def test_threads_sets_the_kernels_thread_count_for_the_job():

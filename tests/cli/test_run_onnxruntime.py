@@ -178,7 +178,9 @@ def test_without_onnxruntime_the_error_names_the_extra(tmp_path):
 
     blocker = tmp_path / "blocker" / "onnxruntime"
     blocker.mkdir(parents=True)
-    (blocker / "__init__.py").write_text("raise ModuleNotFoundError(\"No module named 'x'\")\n")
+    (blocker / "__init__.py").write_text(  # as Python reports a module that is not installed
+        "raise ModuleNotFoundError(\"No module named 'onnxruntime'\", name='onnxruntime')\n"
+    )
     model = save_relu_model(tmp_path / "m.onnx", "float", 14)
     write_tensor(tmp_path / "x.npy", np.ones((2, 3), np.float32))
     env = {**os.environ, "PYTHONPATH": str(blocker.parent)}
@@ -186,6 +188,7 @@ def test_without_onnxruntime_the_error_names_the_extra(tmp_path):
         [SCRIPT, "run", "m.onnx", "-i", "x.npy", "-o", "out", "--engine", "onnxruntime"],
         capture_output=True, text=True, cwd=tmp_path, env=env, timeout=120, check=False,
     )  # fmt: skip
-    assert_cli_error(done, 1, 'needs onnxruntime: pip install "onnx-relu[ort]"')
+    line = assert_cli_error(done, 1, "--engine onnxruntime needs onnxruntime (No module named")
+    assert 'it comes with onnx-relu\'s "ort" extra' in line and "install it with: " in line
     assert not (tmp_path / "out").exists()
     assert model.exists()

@@ -21,8 +21,8 @@ import pytest
 
 import onnx_relu
 from onnx_relu._environment import configure_from_environment
+from onnx_relu.ceiling import copy_ceiling
 from onnx_relu.tuning import (
-    copy_ceiling,
     default_num_threads,
     kernel_tuning,
     set_kernel_tuning,
@@ -498,6 +498,27 @@ def test_tuning_reports_the_machine():
         set_kernel_tuning(nt_isa=foreign)
 
 
+@pytest.mark.parametrize("name", ["parallel_threshold", "nt_threshold", "min_chunk", "spin_ns"])
+@pytest.mark.parametrize("bad", [-5, -(2**63), 2**63, 2**64 + 5])
+def test_set_kernel_tuning_refuses_sizes_out_of_range_naming_it(name, bad, restore_tuning):
+    before = kernel_tuning()
+    with pytest.raises(ValueError, match=rf"{name} must be in 0\.\.{sys.maxsize} \(sys\.maxsize\)"):
+        set_kernel_tuning(**{name: bad})
+    assert kernel_tuning()[name] == before[name]  # unchanged
+
+
+@pytest.mark.parametrize(("name", "bad"), [("nt_threshold", True), ("spin_ns", 1.5), ("nt_isa", 2)])
+def test_set_kernel_tuning_refuses_values_of_the_wrong_type(name, bad, restore_tuning):
+    with pytest.raises(TypeError, match=f"{name} must be"):
+        set_kernel_tuning(**{name: bad})
+
+
+def test_set_kernel_tuning_keeps_minus_one_as_leave_unchanged(restore_tuning):
+    before = kernel_tuning()["nt_threshold"]
+    set_kernel_tuning(nt_threshold=-1)
+    assert kernel_tuning()["nt_threshold"] == before
+
+
 # --------------------------------------------------------------------------------------------
 # The benchmark harness's copy ceiling
 # --------------------------------------------------------------------------------------------
@@ -517,6 +538,15 @@ def test_copy_ceiling_copies(nontemporal, threads, restore_tuning):
         same = src.copy()
         copy_ceiling(same, same, nontemporal=nontemporal)  # the in-place ceiling
         assert np.array_equal(same, src)
+
+
+def test_the_old_name_of_the_copy_ceiling_still_copies_with_a_deprecation():
+    from onnx_relu import tuning
+
+    src, dst = np.arange(10, dtype=np.int8), np.zeros(10, dtype=np.int8)
+    with pytest.warns(DeprecationWarning, match="onnx_relu.ceiling.copy_ceiling"):
+        tuning.copy_ceiling(src, dst)
+    assert np.array_equal(src, dst)
 
 
 def test_copy_ceiling_refuses_bad_buffers():

@@ -230,17 +230,18 @@ def _graph_model(nodes, elem_type=TensorProto.BFLOAT16):
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
 
 
+def _relu(source: str, target: str, name: str) -> onnx.NodeProto:
+    return helper.make_node("Relu", [source], [target], name=name)
+
+
 @pytest.mark.parametrize(
     "nodes",
     [
-        # unsorted: z's producer first
-        [helper.make_node("Relu", ["y"], ["z"], name="b"), helper.make_node("Relu", ["x"], ["y"], name="a")],
-        # not SSA: y assigned twice
-        [helper.make_node("Relu", ["x"], ["y"], name="a"), helper.make_node("Relu", ["x"], ["y"], name="a2"),
-         helper.make_node("Relu", ["y"], ["z"], name="b")],
+        [_relu("y", "z", "b"), _relu("x", "y", "a")],  # unsorted: z's producer first
+        [_relu("x", "y", "a"), _relu("x", "y", "a2"), _relu("y", "z", "b")],  # not SSA
     ],
     ids=["unsorted", "not-ssa"],
-)  # fmt: skip
+)
 def test_legalize_keeps_the_graphs_structure_as_it_is_and_rewrites_only_relu_nodes(nodes):
     # issue 30: legalize neither sorts nor validates a graph's structure (onnx's checker does,
     # with full_check=True); an unsorted or non-SSA graph comes back with the same node order

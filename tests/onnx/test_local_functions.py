@@ -178,6 +178,16 @@ def test_legalize_refuses_a_function_whose_calls_need_different_rewrites():
         legalize(model)
 
 
+@requires("onnxruntime")  # legalize probes onnxruntime
+def test_legalize_names_the_functions_own_opset_when_it_refuses():
+    # The model is at opset 6, the function body at 12 (both Relu-6): onnxruntime's float Relu
+    # keeps -0.0, so with exact=True nothing runs there; the refusal names the opset the node is
+    # judged at, the function's.
+    model = function_model([TensorProto.FLOAT16], opset=6, function_opset=12)
+    with pytest.raises(LegalizationError, match="at opset 12: onnxruntime runs it, but not"):
+        legalize(model, exact=True)
+
+
 def test_reference_evaluator_with_relu_in_function_bodies():
     model = function_model([TensorProto.FLOAT16])
     x = mixed_values(np.float16, 544)

@@ -44,7 +44,7 @@ def _check_runs(session, dtype, values=(-2.0, -0.0, 0.0, 1.5, np.nan)) -> None:
     assert same_bits(y, expected_relu(x))
 
 
-# onnxruntime's own Relu gives -0.0 for -0.0 (FIELD-NOTES); these values avoid the difference.
+# onnxruntime's own Relu gives -0.0 for -0.0 (docs/runtimes.md); these values avoid the difference.
 PLAIN_VALUES = (-2.0, 3.0, 0.0, 1.5, -7.25)
 
 

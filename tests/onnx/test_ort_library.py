@@ -103,8 +103,28 @@ def test_the_library_file_exists_and_exports_its_entry_point():
     assert os.path.isabs(path) and os.path.isfile(path)
     library = ctypes.CDLL(path)
     assert library.RegisterCustomOps  # the symbol onnxruntime looks up
-    library.onnx_relu_ort_api_version.restype = ctypes.c_uint
-    assert library.onnx_relu_ort_api_version() == ORT_LIBRARY_API_VERSION == 17
+
+
+def test_the_library_asks_onnxruntime_for_api_version_17():
+    # An OrtApiBase that offers no table: RegisterCustomOps asks GetApi for its version, then
+    # for the oldest (1) to report that; with none either it returns no status and registers
+    # nothing. What it asked for is the version it needs.
+    asked = []
+    get_api = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_uint32)(
+        lambda version: asked.append(version)
+    )
+    version_text = ctypes.create_string_buffer(b"0.0.0")  # kept alive for the call
+    get_version = ctypes.CFUNCTYPE(ctypes.c_void_p)(lambda: ctypes.addressof(version_text))
+
+    class OrtApiBase(ctypes.Structure):
+        _fields_ = [("GetApi", type(get_api)), ("GetVersionString", type(get_version))]
+
+    base = OrtApiBase(get_api, get_version)
+    library = ctypes.CDLL(onnx_relu.ort_library_path())
+    library.RegisterCustomOps.argtypes = [ctypes.c_void_p, ctypes.POINTER(OrtApiBase)]
+    library.RegisterCustomOps.restype = ctypes.c_void_p
+    assert library.RegisterCustomOps(None, ctypes.byref(base)) is None
+    assert asked == [ORT_LIBRARY_API_VERSION, 1] and ORT_LIBRARY_API_VERSION == 17
 
 
 @pytest.mark.parametrize(("onnx_type", "opset"), ALLOWED_CASES)

@@ -18,9 +18,9 @@ import onnx
 from onnx_relu.dtypes import RELU_TYPE_BY_NAME, RELU_TYPES
 from tests.support import REPOSITORY
 
-KERNEL_HEADER = REPOSITORY / "src" / "kernel" / "relu_kernel.h"
+KERNEL_HEADER = REPOSITORY / "src" / "kernel" / "relu_types.h"
 ABI_HEADER = REPOSITORY / "src" / "ort" / "ort_abi.h"
-LIBRARY_SOURCE = REPOSITORY / "src" / "ort" / "onnx_relu_ort.c"
+LIBRARY_SOURCE = REPOSITORY / "src" / "ort" / "relu_ort_types.h"
 
 
 def kernel_types() -> dict[str, int]:

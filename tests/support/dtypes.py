@@ -1,6 +1,6 @@
 """THE type table of the tests: the eight Relu types, the Relu versions, and the types Relu refuses.
 
-Written out here from the specification (``shared/spec/Relu.txt``) and the ONNX and IEEE formats,
+Written out here from the ONNX Relu specification and the ONNX and IEEE formats,
 independently of onnx_relu's own type table (``onnx_relu.dtypes`` / ``onnx_relu.versions``) on
 purpose: the tests check the package's table against these facts, so a mistake in one cannot
 hide in a formula both share. Nothing here imports onnx_relu (nor onnx: the TensorProto element

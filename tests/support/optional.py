@@ -49,11 +49,13 @@ def skip_unless_installed(what: str, *packages: str) -> None:
             pytest.skip(skip_reason(what, package))
 
 
-# Modules whose docstring examples run onnxruntime (the modules themselves import it lazily).
+# Modules whose docstring examples need more than the module imports: onnxruntime (the modules
+# import it lazily), and onnx where the module itself imports without it.
 EXAMPLES_NEED = {
-    "onnx_relu.onnx.ort": ("onnxruntime",),
+    "onnx_relu.onnx": ("onnx",),
+    "onnx_relu.onnx.ort": ("onnxruntime", "onnx"),
     "onnx_relu.files.jobs._zarr_store": ("zarr",),
-    "onnx_relu.onnx.ort_library": ("onnxruntime",),
+    "onnx_relu.onnx.ort_library": ("onnxruntime", "onnx"),
     "onnx_relu.onnx.probe": ("onnxruntime",),
     "onnx_relu.onnx.legalization": ("onnxruntime",),
 }

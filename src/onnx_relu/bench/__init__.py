@@ -351,9 +351,10 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m onnx_relu.ben
 def _plot(results: dict[str, Any], path: str) -> int:
     try:
         plot_results(results, path)
-    except ImportError:
-        hint = "matplotlib is not installed: no plot (pip install 'onnx-relu[bench]')"
-        print(hint, file=sys.stderr)
+    except ImportError as exc:
+        from .._extras import missing_extra_error
+
+        print(f"no plot: {missing_extra_error(exc, 'the plot') or exc}", file=sys.stderr)
         return 0
     print(f"wrote {path}")
     return 0

@@ -15,8 +15,8 @@ from collections.abc import Callable, Iterable
 import numpy as np
 
 import onnx_relu
+from onnx_relu.ceiling import copy_ceiling
 from onnx_relu.dtypes import RELU_TYPES
-from onnx_relu.tuning import copy_ceiling
 
 __all__ = [
     "TYPES",

@@ -61,10 +61,15 @@ class Peers:
 
 
 def _optional(name: str) -> tuple[Any, str]:
+    """The module ``name``, or None and why not: for a package of one of onnx-relu's extras,
+    the missing-extra rule's message (which extra, how to install it)."""
+    from onnx_relu._extras import missing_extra_error
+
     try:
         return importlib.import_module(name), ""
     except ImportError as exc:
-        return None, f"not installed ({exc})"
+        rule = missing_extra_error(exc, f"the {name} peer")
+        return None, str(rule) if rule is not None else f"not installed ({exc})"
 
 
 def numpy_variants(case: Case) -> list[Variant]:

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 import onnx_relu
-from onnx_relu.tuning import copy_ceiling
+from onnx_relu.ceiling import copy_ceiling
 
 from .cases import Case, Variant
 

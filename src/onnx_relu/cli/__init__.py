@@ -2,7 +2,7 @@
 
 One module per subcommand (:mod:`.demo`, :mod:`.apply`, :mod:`.run`, :mod:`.check`,
 :mod:`.legalize`, :mod:`.bench`), each with ``add_command(commands)``, which adds its parser and
-sets its ``handler``, and ``run``; :data:`_COMMANDS` lists them, so a new subcommand is one
+sets its ``handler``, and ``run``; ``_subcommands()`` lists them, so a new subcommand is one
 module and one list entry. What they share (exit statuses, signals, the one guarded runner,
 path checks) is in :mod:`._common`. With no subcommand the demo runs. Importing this package
 imports none of the optional packages: each subcommand imports what it needs when it runs.

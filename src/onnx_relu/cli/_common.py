@@ -325,7 +325,11 @@ def run_guarded(
             EXIT_FAILED,
         )
     except (MemoryError, ImportError) as exc:
-        return fail(prog, (str(exc) or type(exc).__name__) + after_failure, EXIT_FAILED)
+        from .._extras import command_line_message
+
+        # A missing optional package, from any import on the way: the one rule's line.
+        text = command_line_message(exc) or str(exc) or type(exc).__name__
+        return fail(prog, text + after_failure, EXIT_FAILED)
     except Exception as exc:
         if job is None:
             raise  # a bug in onnx-relu: keep the traceback

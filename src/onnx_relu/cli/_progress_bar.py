@@ -1,15 +1,17 @@
 """A progress bar on the terminal for long jobs; nothing at all anywhere else.
 
-tqdm is an optional dependency (``pip install "onnx-relu[cli]"``), imported only when a bar
-may be shown. The bar appears only if the stream is a terminal, the caller did not ask for
-quiet, tqdm is installed, and the job is still running after ``delay`` seconds (short jobs
-stay silent).
+tqdm is an optional dependency (the ``cli`` extra), imported only when a bar may be shown. The
+bar appears only if the stream is a terminal, the caller did not ask for quiet, and the job is
+still running after ``delay`` seconds (short jobs stay silent). Without tqdm, a job that would
+have shown one prints one line instead, once: the missing-extra rule's message
+(:mod:`onnx_relu._extras`), saying how to install it.
 """
 
 from __future__ import annotations
 
 import contextlib
 import sys
+import time
 from collections.abc import Iterator
 from typing import TextIO, cast
 
@@ -35,8 +37,8 @@ def progress_bar(
 ) -> Iterator[Progress | None]:
     """Yield a ``progress(done_bytes, total_bytes)`` callable drawing a bar, or None.
 
-    None (so the job reports nothing) when ``enabled`` is false, ``stream`` (default
-    ``sys.stderr``) is not a terminal, or tqdm is not installed.
+    None (so the job reports nothing) when ``enabled`` is false or ``stream`` (default
+    ``sys.stderr``) is not a terminal; without tqdm, a callable that prints why once.
     """
     stream = sys.stderr if stream is None else stream
     if not enabled or not _is_terminal(stream):
@@ -44,8 +46,8 @@ def progress_bar(
         return
     try:
         from tqdm import tqdm
-    except ImportError:
-        yield None
+    except ImportError as exc:
+        yield _note_instead(exc, stream, delay)
         return
     state: dict[str, object] = {"bar": None, "done": 0}
 
@@ -70,3 +72,23 @@ def progress_bar(
     finally:
         if state["bar"] is not None:
             state["bar"].close()  # type: ignore[attr-defined]
+
+
+def _note_instead(error: ImportError, stream: TextIO, delay: float) -> Progress:
+    """The progress callable without tqdm: once the job has run ``delay`` seconds, the line
+    that says why there is no bar and how to have one; nothing more."""
+    from .._extras import missing_extra_error
+
+    reason = missing_extra_error(error, "the progress bar") or error
+    start = time.monotonic()
+    said = False
+
+    def update(done: int, total: int) -> None:
+        nonlocal said
+        if said or time.monotonic() - start < delay:
+            return
+        said = True
+        with contextlib.suppress(OSError, ValueError):  # a closed or broken stream: no line
+            print(f"no progress bar: {reason}", file=stream, flush=True)
+
+    return update

@@ -129,6 +129,8 @@ def run(args: argparse.Namespace) -> int:
             path = model.path
             try:
                 opset, findings = _check_one(model)
+            except ImportError:
+                raise  # a missing extra fails every model alike: the one rule's line, exit 1
             except Exception as exc:  # noqa: BLE001 - one model's failure never stops the rest
                 counts["unreadable"] += 1
                 if isinstance(exc, OSError):

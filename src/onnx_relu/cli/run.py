@@ -207,16 +207,14 @@ def _check_ort_feeds(session: Any, feeds: dict[str, Any]) -> None:
 
 
 def _run_onnxruntime(args: argparse.Namespace) -> tuple[list[str], list[str], list[Any]]:
-    try:  # first: the modules below import it too, and would say only "No module named ..."
-        import onnxruntime
-    except ImportError:
-        raise ImportError(
-            '--engine onnxruntime needs onnxruntime: pip install "onnx-relu[ort]"'
-        ) from None
-
+    from .._extras import extra_needed
     from ..errors import InvalidModelError, ModelInputError
-    from ..onnx.ort import run_session
-    from ..onnx.ort_library import ort_session
+
+    with extra_needed("--engine onnxruntime"):
+        import onnxruntime
+
+        from ..onnx.ort import run_session
+        from ..onnx.ort_library import ort_session
 
     options = onnxruntime.SessionOptions()
     options.log_severity_level = 4  # its errors still raise, and are reported in one line

@@ -1,9 +1,9 @@
 """The file layer: tensor files and their Relu, in bounded memory, and Zarr stores on Dask.
 
 Needs numpy only for ``.npy``; ``.pb`` (ONNX TensorProto) files import onnx when one is read or
-written (``pip install "onnx-relu[onnx]"``), and :func:`relu_zarr` imports dask, distributed and
-zarr when it runs (``pip install "onnx-relu[dask]"``). Importing this package imports none of
-them.
+written (the ``onnx`` extra), and :func:`relu_zarr` imports dask, distributed and zarr when it
+runs (the ``dask`` extra); a missing one raises :class:`~onnx_relu.errors.MissingExtraError`,
+naming the extra and how to install it. Importing this package imports none of them.
 
 - :func:`read_tensor`, :func:`write_tensor` (:mod:`.tensors`): ``.npy`` (:mod:`.npy`) and
   ``.pb`` (:mod:`.pb`), bit for bit.

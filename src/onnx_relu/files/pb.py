@@ -26,14 +26,11 @@ __all__ = [
 
 
 def _import_onnx() -> tuple[Any, Any]:
-    try:
+    from .._extras import extra_needed
+
+    with extra_needed("a .pb tensor file"):
         import onnx
         from onnx import numpy_helper
-    except ImportError as exc:
-        raise ModuleNotFoundError(
-            f".pb tensor files need the onnx package ({exc}); install it with"
-            ' pip install "onnx-relu[onnx]"'
-        ) from exc
     return onnx, numpy_helper
 
 

@@ -20,7 +20,7 @@ Types Relu does not allow are read fine (``.npy`` of uint8, bool, structured typ
 :func:`onnx_relu.relu` refuses them with its own error. Only pickled Python objects are refused
 on reading, because unpickling a file can run arbitrary code.
 
-``.pb`` files need the ``onnx`` package (``pip install "onnx-relu[onnx]"``), imported only when a
+``.pb`` files need the ``onnx`` package (the ``onnx`` extra), imported only when a
 ``.pb`` file is read or written; a TensorProto holds at most 2 GiB, so larger tensors need ``.npy``.
 """
 

@@ -54,6 +54,7 @@ import os
 import stat
 from dataclasses import dataclass, field
 
+from .._paths import absolute_path
 from .._text import printable
 from ..errors import FileArgumentError, UnsupportedPathError
 
@@ -72,28 +73,6 @@ __all__ = [
 
 #: The name of standard input (as IN) and standard output (as OUT) where a command allows it.
 STDIO = "-"
-
-
-def absolute_path(path: str | os.PathLike[str]) -> str:
-    """``path`` made absolute, as :func:`os.path.abspath` does; where the current working
-    folder has been removed (so that a relative path names no file), a ``FileNotFoundError``
-    that says so and names ``path``, not the bare one ``os.getcwd`` raises.
-
-    Examples
-    --------
-    >>> absolute_path("/data/x.npy")
-    '/data/x.npy'
-    """
-    path = os.fspath(path)
-    try:
-        return os.path.abspath(path)
-    except FileNotFoundError:
-        raise FileNotFoundError(
-            errno.ENOENT,
-            "the current working folder no longer exists (it was removed), so this relative"
-            " path names no file",
-            path,
-        ) from None
 
 
 class PathKind(enum.Enum):

@@ -49,9 +49,9 @@ FIFO_WAIT_S = 1.0
 _CLOSED_STANDARD: set[int] = set()
 
 
-def hold_closed_standard_streams() -> frozenset[int]:
+def hold_closed_standard_streams() -> None:
     """Put ``/dev/null`` on each of the descriptors 0, 1 and 2 that is closed, and remember it
-    as closed; return those found closed.
+    as closed (:func:`standard_closed` answers for each).
 
     A program started with standard output closed would otherwise get descriptor 1 for the
     first file it opens, and write its output into that file. ``-`` on a descriptor found
@@ -67,7 +67,6 @@ def hold_closed_standard_streams() -> frozenset[int]:
                 os.dup2(held, fd)
                 os.close(held)
             _CLOSED_STANDARD.add(fd)
-    return frozenset(_CLOSED_STANDARD)
 
 
 def standard_closed(fd: int) -> bool:
@@ -287,13 +286,10 @@ def write_all(fd: int, data: object) -> None:
 
 
 class Output:
-    """Where an output goes: ``write`` writes every byte or raises. ``stream`` is True for a
-    FIFO, a character device or standard output (written in order, not replaced)."""
+    """Where an output goes: ``write`` writes every byte or raises."""
 
-    def __init__(self, fd: int, stream: bool, label: str) -> None:
+    def __init__(self, fd: int) -> None:
         self.fd = fd
-        self.stream = stream
-        self.label = label
 
     def write(self, data: object) -> None:
         write_all(self.fd, data)
@@ -335,7 +331,7 @@ def open_output(
             import sys
 
             sys.stdout.flush()  # whatever was printed before comes first
-        yield Output(1, True, "standard output")
+        yield Output(1)
         return
     if kind.is_stream:
         try:
@@ -348,13 +344,13 @@ def open_output(
                 " first"
             ) from None
         try:
-            yield Output(fd, True, destination.label)
+            yield Output(fd)
         finally:
             os.close(fd)
         return
     with atomic_file(destination) as file:
         file.flush()
-        output = Output(file.fileno(), False, destination.label)
+        output = Output(file.fileno())
         yield output
 
 

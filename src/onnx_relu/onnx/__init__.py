@@ -1,8 +1,11 @@
-"""The ONNX layer: onnx-relu for ONNX models (needs ``pip install "onnx-relu[onnx]"``).
+"""The ONNX layer: onnx-relu for ONNX models (needs the ``onnx`` extra).
 
-Importing it imports onnx, never onnxruntime; the modules that run onnxruntime
-(:mod:`onnx_relu.onnx.ort`, and :mod:`onnx_relu.onnx.probe` when it probes) import it
-themselves (``pip install "onnx-relu[ort]"``).
+Importing the package imports nothing heavy; its names below, and its modules but
+:mod:`.ort_library`, import onnx (a missing one raises
+:class:`~onnx_relu.errors.MissingExtraError`, naming the extra and how to install it). The
+modules that run onnxruntime (:mod:`onnx_relu.onnx.ort`, and :mod:`onnx_relu.onnx.probe` when
+it probes) import it themselves (the ``ort`` extra). :mod:`.ort_library` needs neither to find
+the library, and onnxruntime alone for ``ort_session_options``.
 
 - :func:`check_model`, :class:`Finding` (:mod:`.check`): judge every Relu node of any model.
 - :func:`legalize`, :func:`legalize_with_report`, :func:`run_with_onnxruntime`
@@ -31,16 +34,19 @@ Examples
 (True, [])
 """
 
-from ._models import ai_onnx_opset, load_model
-from ._rules import is_relu
-from .check import Finding, check_model
-from .legalization import (
-    Legalization,
-    Rewritten,
-    legalize,
-    legalize_with_report,
-    run_with_onnxruntime,
-)
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # at run time __getattr__ below imports them (and onnx) on first use
+    from ._models import ai_onnx_opset, load_model
+    from ._rules import is_relu
+    from .check import Finding, check_model
+    from .legalization import (
+        Legalization,
+        Rewritten,
+        legalize,
+        legalize_with_report,
+        run_with_onnxruntime,
+    )
 
 __all__ = [
     "check_model",
@@ -54,3 +60,35 @@ __all__ = [
     "ai_onnx_opset",
     "is_relu",
 ]
+
+#: name -> the module of this package that defines it.
+_LAZY_EXPORTS = {
+    "check_model": ".check",
+    "Finding": ".check",
+    "legalize": ".legalization",
+    "run_with_onnxruntime": ".legalization",
+    "legalize_with_report": ".legalization",
+    "Legalization": ".legalization",
+    "Rewritten": ".legalization",
+    "load_model": "._models",
+    "ai_onnx_opset": "._models",
+    "is_relu": "._rules",
+}
+
+
+def __getattr__(name: str) -> object:
+    import importlib
+
+    from .._extras import extra_needed
+
+    module_name = _LAZY_EXPORTS.get(name)
+    if module_name is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    with extra_needed(f"{__name__}.{name}"):
+        value = getattr(importlib.import_module(module_name, __name__), name)
+    globals()[name] = value  # later look-ups skip __getattr__
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY_EXPORTS})

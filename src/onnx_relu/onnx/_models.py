@@ -28,9 +28,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-import onnx
-from onnx import shape_inference
-
+from .._extras import extra_needed
 from .._protobuf import PROTOBUF_MESSAGE_LIMIT
 from ..errors import InvalidModelError
 from ..io.endpoint import Endpoint, absolute_path
@@ -45,6 +43,10 @@ from ._rules import (
     printable,
     shown_name,
 )
+
+with extra_needed():  # a missing onnx raises the one MissingExtraError
+    import onnx
+    from onnx import shape_inference
 
 __all__ = [
     "load_model",
@@ -78,6 +80,7 @@ def load_model(model_or_path: object, *, external_data: bool = True) -> onnx.Mod
     if isinstance(model_or_path, onnx.ModelProto):
         _refuse_non_utf8_strings(model_or_path, "the given model")
         return model_or_path
+    folder = None  # where external data is looked up: a model file's folder
     if isinstance(model_or_path, (bytes, bytearray, memoryview)):
         source, data = "the given bytes", bytes(model_or_path)
     elif isinstance(model_or_path, (str, os.PathLike)):
@@ -85,6 +88,7 @@ def load_model(model_or_path: object, *, external_data: bool = True) -> onnx.Mod
         source = f"file {path!r}"
         endpoint = model_or_path if isinstance(model_or_path, Endpoint) else Endpoint.of(path)
         endpoint.require_model_file()
+        folder = os.path.dirname(absolute_path(path))
         with open(model_or_path, "rb") as stream:
             size = os.fstat(stream.fileno()).st_size
             if size >= PROTOBUF_MESSAGE_LIMIT:  # protobuf would call it corrupt after reading it
@@ -113,8 +117,8 @@ def load_model(model_or_path: object, *, external_data: bool = True) -> onnx.Mod
             f"{source} is not an ONNX model: it has no IR version or no graph"
             f" (ir_version={model.ir_version}, {len(data)} bytes)"
         )
-    if source.startswith("file"):
-        _load_external_data(model, os.path.dirname(absolute_path(path)), source, external_data)
+    if folder is not None:
+        _load_external_data(model, folder, source, external_data)
     _refuse_non_utf8_strings(model, source)
     return model
 
@@ -156,7 +160,7 @@ def _refuse_non_utf8_strings(model: onnx.ModelProto, source: str) -> None:
 
 # The size from which external data is left external: protobuf's limit, since a model whose
 # external data would take it there cannot be serialized (onnx's shape inference serializes the
-# model); lowered by tests.
+# model). A name of its own because it is this rule's threshold, not protobuf's.
 _INLINE_LIMIT = PROTOBUF_MESSAGE_LIMIT
 
 
@@ -317,8 +321,10 @@ def _load_external_data(
     external = [tensor for tensor in model.graph.initializer if uses_external_data(tensor)]
     if external:
         infos = _checked_external_tensors(external, base_dir, source)
+        # checked the same way whether the data is then read or not, so that every front end
+        # refuses a location with the same words
+        _check_external_data(external, infos, base_dir, source)
         if not read or model.ByteSize() + _external_data_bytes(infos, base_dir) >= _INLINE_LIMIT:
-            _check_external_data(external, infos, base_dir, source)
             return
         try:
             load_external_data_for_model(model, base_dir)

@@ -8,10 +8,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import onnx
-from onnx import TensorProto, helper
-
+from .._extras import extra_needed
 from ..dtypes import RELU_TYPE_BY_ONNX_NAME
+
+with extra_needed():  # a missing onnx raises the one MissingExtraError
+    import onnx
+    from onnx import TensorProto, helper
 
 __all__ = ["Rewrite", "REWRITES", "rewrites_for"]
 

@@ -206,9 +206,11 @@ def _undeclared_attribute_message(name: str, version: ReluVersion, opset: int) -
         f"attribute {name!r} is not defined by {opset_phrase(version, opset)},"
         f" which declares {declared}"
     )
-    owners = [v.name for v in RELU_VERSIONS.values() if name in v.attributes]
+    owners = [
+        f"{v.name} (opsets {v.opsets})" for v in RELU_VERSIONS.values() if name in v.attributes
+    ]
     if owners:
-        message += f"; {name!r} belongs to {', '.join(owners)} (opsets 1-5) only"
+        message += f"; {name!r} belongs to {', '.join(owners)} only"
     return message
 
 

@@ -41,11 +41,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import onnx
-from onnx import numpy_helper
-from onnx.backend.base import Backend, BackendRep, Device, DeviceType, namedtupledict
 
 from .. import relu
+from .._extras import extra_needed
 from ..dtypes import dtype_of_onnx_type
 from ..errors import (
     InvalidModelError,
@@ -67,6 +65,11 @@ from ._rules import (
     refuse,
 )
 from .feeds import check_feed_names, check_feed_type
+
+with extra_needed():  # a missing onnx raises the one MissingExtraError
+    import onnx
+    from onnx import numpy_helper
+    from onnx.backend.base import Backend, BackendRep, Device, DeviceType, namedtupledict
 
 __all__ = [
     "OnnxReluBackend",
@@ -211,7 +214,7 @@ class OnnxReluBackendRep(BackendRep):
         # the (input, output) name of each step, which outputs must be copied, and per input
         # what a call may feed without the general checks.
         self._outputs_type = _outputs_type(self.output_names)
-        self._plan: tuple[tuple[str, str, bool], ...] = tuple(
+        self._step_names: tuple[tuple[str, str, bool], ...] = tuple(
             (s.input, s.output, types[s.input] is not None) for s in steps
         )
         produced = {step.output for step in self._steps}
@@ -301,7 +304,7 @@ class OnnxReluBackendRep(BackendRep):
 
     def _compute(self, values: dict[str, Any]) -> tuple[Any, ...]:
         """Run the steps on checked values; the outputs in the model's output container."""
-        for input_name, output_name, typed in self._plan:
+        for input_name, output_name, typed in self._step_names:
             x = values[input_name]
             if typed:
                 # The type was declared, checked against the Relu version at prepare and the

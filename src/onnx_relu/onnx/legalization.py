@@ -46,8 +46,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import onnx
 
+from .._extras import extra_needed
 from ..errors import InvalidModelError, LegalizationError
 from ._graph import graph_at, graphs, walk
 from ._models import ReluSite, load_model
@@ -55,6 +55,9 @@ from ._rewrites import REWRITES, rewrites_for
 from ._rules import node_label
 from .check import _judged
 from .probe import ProbeResult, probe_onnxruntime
+
+with extra_needed():  # a missing onnx raises the one MissingExtraError
+    import onnx
 
 __all__ = [
     "legalize",
@@ -260,7 +263,7 @@ def legalize_with_report(
             + "\n".join(f"  {finding}" for finding in findings)
         )
 
-    plan: list[tuple[ReluSite, str]] = []
+    rewrites: list[tuple[ReluSite, str]] = []
     judged = 0
     chosen: dict[
         tuple[Any, ...], tuple[str, str]
@@ -279,14 +282,14 @@ def legalize_with_report(
                 else "onnxruntime cannot run it"
             )
             raise LegalizationError(
-                f"{description} on {site.input_type} at opset {opset}: {problem}, and no"
+                f"{description} on {site.input_type} at opset {site_opset}: {problem}, and no"
                 " rewrite runs there with exact results. Tried:\n"
                 + "\n".join(f"  {t.rewrite}: {t.error or '; '.join(t.differences)}" for t in tried)
                 + _conversion_advice(site_opset, exact)
             )
         if site.function is not None:
             # One body serves every call: it can be rewritten only if every call's type needs
-            # the same nodes; a later call of the function adds nothing to the plan.
+            # the same nodes; a later call of the function adds nothing to the rewrites.
             where = (site.function, site.path, site.index)
             if where in chosen:
                 earlier_choice, earlier_type = chosen[where]
@@ -301,7 +304,7 @@ def legalize_with_report(
                 continue
             chosen[where] = (choice, site.input_type)
         if choice != "Relu":
-            plan.append((site, choice))
+            rewrites.append((site, choice))
 
     rewritten = tuple(
         Rewritten(
@@ -310,7 +313,7 @@ def legalize_with_report(
             site.input_type or "",
             choice,
         )
-        for site, choice in plan
+        for site, choice in rewrites
     )
     result = onnx.ModelProto()
     result.CopyFrom(source)
@@ -320,7 +323,7 @@ def legalize_with_report(
     pool = _NamePool(taken)
     # Deepest graphs first, and from the end of each node list, so that the paths and indices
     # of the sites not yet rewritten stay valid (each function body and the main graph apart).
-    plan.sort(
+    rewrites.sort(
         key=lambda item: (
             -1 if item[0].function is None else item[0].function,
             len(item[0].path),
@@ -329,7 +332,7 @@ def legalize_with_report(
         ),
         reverse=True,
     )
-    for site, choice in plan:
+    for site, choice in rewrites:
         root = result.graph if site.function is None else result.functions[site.function]
         graph = graph_at(root, site.path)
         node = graph.node[site.index]

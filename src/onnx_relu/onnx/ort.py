@@ -11,7 +11,7 @@ newest IR version it does read, when the model's opsets exist there (:func:`new_
 stamps every model it makes with its own newest IR version, so onnx 1.19+ beside onnxruntime 1.23
 (the last for Python 3.10) would otherwise refuse every model ``helper.make_model`` makes.
 
-This module imports onnxruntime (``pip install "onnx-relu[ort]"``); nothing else in onnx-relu
+This module imports onnxruntime (the ``ort`` extra); nothing else in onnx-relu
 imports it before it is needed.
 
 Examples
@@ -37,9 +37,12 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
-import onnxruntime
 
+from .._extras import extra_needed
 from ..dtypes import RELU_TYPE_BY_NAME, is_bfloat16, native
+
+with extra_needed():  # a missing onnxruntime raises the one MissingExtraError
+    import onnxruntime
 
 if TYPE_CHECKING:
     import onnx

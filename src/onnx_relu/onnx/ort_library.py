@@ -34,7 +34,7 @@ makes is rarely what a deployment pays 1.4x for. ``exact=True`` is one argument 
 
 - :func:`ort_library_path`: where the library is (needs neither onnx nor onnxruntime).
 - :func:`ort_session_options`: an ``onnxruntime.SessionOptions`` with the library registered
-  (both domains: for a model run as it is).
+  (both domains: for a model run as it is; needs onnxruntime, not onnx).
 - :func:`ort_session`: an ``onnxruntime.InferenceSession`` with the library, for a model whose
   Relu nodes :func:`onnx_relu.check_model` finds valid.
 - :func:`ort_run`: ``session.run`` for every type a user can hand it, bfloat16 included.
@@ -67,7 +67,6 @@ from __future__ import annotations
 
 import ctypes
 import os
-import sys
 import threading
 from typing import TYPE_CHECKING, Any
 
@@ -110,8 +109,6 @@ _MAX_NT_BYTES = min(
     2 ** (8 * ctypes.sizeof(ctypes.c_longlong) - 1) - 1,
 )
 
-_FILE_NAMES = {"darwin": "libonnx_relu_ort.dylib", "win32": "onnx_relu_ort.dll"}
-
 _lock = threading.Lock()
 _handle: ctypes.CDLL | None = None
 
@@ -134,7 +131,7 @@ def ort_library_path() -> str:
     'libonnx_relu_ort.so'
     """
     package_folder = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    path = os.path.join(package_folder, "lib", _FILE_NAMES.get(sys.platform, "libonnx_relu_ort.so"))
+    path = os.path.join(package_folder, "lib", "libonnx_relu_ort.so")  # built for Linux only
     if not os.path.isfile(path):
         raise FileNotFoundError(
             f"the onnx-relu custom-op library for onnxruntime is not installed: {path!r} is"
@@ -194,8 +191,14 @@ def set_ort_library_num_threads(n: int | None) -> int | None:
 
 def set_ort_library_nt_threshold(n_bytes: int | None) -> int:
     """Set the output size (bytes) from which the library's kernel writes with streaming
-    stores (None: leave it); returns the previous size. The default comes from this machine's
-    caches, as :func:`onnx_relu.tuning.kernel_tuning` reports for the NumPy module.
+    stores (None: leave it); returns the previous size.
+
+    The library's counterpart of ``set_kernel_tuning(nt_threshold=...)``
+    (:func:`onnx_relu.tuning.set_kernel_tuning`), for its own copy of the kernel, process-wide,
+    for every session using the library. The default comes from this machine's caches, as
+    :func:`onnx_relu.tuning.kernel_tuning` reports it for the NumPy module; a program whose
+    outputs are read back at once (they stay in the cache) may raise it, one whose outputs are
+    not may lower it. 0 streams every call.
 
     Examples
     --------
@@ -244,7 +247,10 @@ def ort_session_options(
     >>> options.get_session_config_entry("onnx_relu.ort_library") == ort_library_path()
     True
     """
-    import onnxruntime
+    from .._extras import extra_needed
+
+    with extra_needed("onnx_relu.ort_session_options"):
+        import onnxruntime
 
     options = onnxruntime.SessionOptions() if sess_options is None else sess_options
     if not isinstance(options, onnxruntime.SessionOptions):
@@ -398,14 +404,17 @@ def ort_session(
     ...
     onnx_relu.errors.UnsupportedTypeError: onnx_relu.ort_session refuses the model: ...
     """
-    import onnxruntime
-
-    from .ort import new_session
+    from .._extras import extra_needed
 
     if not isinstance(exact, bool):
         raise TypeError(f"exact must be True or False, got {exact!r}")
     is_path = isinstance(model, (str, os.PathLike))
-    typed = _checked_sites(os.fspath(model) if is_path else model)
+    # onnx first (judging the Relu nodes), then onnxruntime: a missing one is named as needed here
+    with extra_needed("onnx_relu.ort_session"):
+        typed = _checked_sites(os.fspath(model) if is_path else model)
+        import onnxruntime
+
+        from .ort import new_session
     rewritten = _library_nodes(typed, exact)
     if sess_options is None:
         sess_options = onnxruntime.SessionOptions()
@@ -444,6 +453,9 @@ def ort_run(session: Any, output_names: Any, input_feed: Any, run_options: Any =
     >>> ort_run(session, ["y"], {"x": np.array([-1, 2], ml_dtypes.bfloat16)})[0].tolist()
     [0.0, 2.0]
     """
-    from .ort import run_session
+    from .._extras import extra_needed
+
+    with extra_needed("onnx_relu.ort_run"):
+        from .ort import run_session
 
     return run_session(session, input_feed, output_names, run_options)

@@ -19,12 +19,15 @@ import functools
 from dataclasses import dataclass
 
 import numpy as np
-import onnx
-from onnx import helper
 
 from .. import relu
+from .._extras import extra_needed
 from ..dtypes import RELU_TYPE_BY_ONNX_NAME, dtype_of_onnx_type
 from ._rewrites import REWRITES
+
+with extra_needed():  # a missing onnx raises the one MissingExtraError
+    import onnx
+    from onnx import helper
 
 __all__ = ["ProbeResult", "probe_onnxruntime", "probe_values"]
 

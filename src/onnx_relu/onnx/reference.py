@@ -37,11 +37,9 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import onnx
-from onnx.reference import ReferenceEvaluator
-from onnx.reference.op_run import OpRun
 
 from .. import relu
+from .._extras import extra_needed
 from ..errors import InvalidModelError
 from ..versions import ReluVersion, version_for_opset
 from ._rules import (
@@ -52,6 +50,11 @@ from ._rules import (
     refusal_class,
     refuse,
 )
+
+with extra_needed():  # a missing onnx raises the one MissingExtraError
+    import onnx
+    from onnx.reference import ReferenceEvaluator
+    from onnx.reference.op_run import OpRun
 
 __all__ = ["Relu", "ReluReferenceEvaluator"]
 

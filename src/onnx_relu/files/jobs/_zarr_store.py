@@ -18,9 +18,12 @@ import contextlib
 import os
 from typing import Any
 
-from zarr.abc.store import Store
-from zarr.core.buffer import Buffer
-from zarr.storage import LocalStore
+from ..._extras import extra_needed
+
+with extra_needed():  # a missing zarr raises the one MissingExtraError
+    from zarr.abc.store import Store
+    from zarr.core.buffer import Buffer
+    from zarr.storage import LocalStore
 
 __all__ = ["FixedRootStore", "write_under_root"]
 

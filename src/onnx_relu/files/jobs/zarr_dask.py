@@ -1,6 +1,6 @@
 """Relu of a Zarr array store on a Dask cluster: ``onnx-relu apply IN.zarr OUT.zarr --dask``.
 
-Needs the ``dask`` extra (``pip install "onnx-relu[dask]"``: dask[array], distributed, zarr),
+Needs the ``dask`` extra (dask[array], distributed, zarr; without it the one MissingExtraError),
 imported only when this module's functions run. The work runs on an existing
 ``dask.distributed`` scheduler (``scheduler="tcp://host:8786"``) or, with no address, on a
 ``LocalCluster`` started for the job and stopped after it. Every worker reads its chunks of the
@@ -80,16 +80,13 @@ class ChunkError(InvalidTensorFileError):
 
 
 def _import_dask() -> tuple[Any, Any, Any]:
-    """dask's ``delayed``, ``distributed`` and ``zarr``, or the error naming the extra."""
-    try:
+    """dask's ``delayed``, ``distributed`` and ``zarr``, or the one MissingExtraError."""
+    from ..._extras import extra_needed
+
+    with extra_needed("Zarr on Dask"):
         import distributed
         import zarr
         from dask.delayed import delayed
-    except ImportError as exc:
-        raise ModuleNotFoundError(
-            f"Zarr stores on Dask need dask[array], distributed and zarr ({exc}); install them"
-            ' with pip install "onnx-relu[dask]"'
-        ) from exc
     return delayed, distributed, zarr
 
 
