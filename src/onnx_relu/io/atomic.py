@@ -195,9 +195,15 @@ def remove_abandoned_temporary_files(path: str | os.PathLike[str]) -> list[str]:
     """Remove the temporary files of earlier writes of the file ``path`` that no live process
     holds (their writers were killed, e.g. by SIGKILL or a signal the library does not handle);
     return their paths. Temporaries of live writers and of other destinations stay."""
+    _target, folder, name = split_destination(path)
+    return _remove_abandoned_files(folder, name)
+
+
+def _remove_abandoned_files(folder: str, name: str) -> list[str]:
+    """:func:`remove_abandoned_temporary_files` for the destination ``name`` in ``folder``,
+    already resolved (the destination is not looked at again)."""
     import re
 
-    _target, folder, name = split_destination(path)
     pattern = re.compile(
         re.escape(f".{shortened_name(folder, name)}.") + r"[0-9a-f]{12}" + re.escape(TEMP_SUFFIX)
     )
@@ -301,7 +307,7 @@ def atomic_file(path: str | os.PathLike[str] | Endpoint) -> Iterator[BinaryIO]:
         found = _stat(target)
     folder, name = os.path.dirname(target), os.path.basename(target)
     _refuse_folder(found, path)  # os.replace would fail at the end, naming the temporary
-    remove_abandoned_temporary_files(target)  # else every killed writer's temporary stays
+    _remove_abandoned_files(folder, name)  # else every killed writer's temporary stays
     mode = stat.S_IMODE(found.st_mode) if found is not None else 0o666 & ~_umask()
     owner = _owner(found)
     # Everything below is done relative to the folder's descriptor, with short names: the
