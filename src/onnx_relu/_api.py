@@ -305,16 +305,7 @@ def relu(
 
     if not isinstance(x, (np.ndarray, np.generic)):
         if _dispatches_itself(x):
-            dtype = getattr(x, "dtype", None)
-            if dtype is None:
-                dtype = _dtype_of_columns(x, version, opset)
-            if dtype is None:
-                raise UnsupportedTypeError(
-                    f"relu() cannot tell the dtype of a {type(x).__name__} object"
-                    f" (it has __array_ufunc__ but no dtype attribute); allowed types:"
-                    f" {', '.join(version.types)}"
-                )
-            _checked_dtype(dtype, version, opset)
+            dtype = _dispatcher_dtype(x, version, opset)
             if out is None:
                 return relu_ufunc(x)
             # The handler passes out on to numpy, which would cast into it and broadcast to it:
@@ -364,22 +355,28 @@ def relu(
     return _relu_byteswapped(x, None if out is None else _checked_out(out, x))
 
 
+def _dispatcher_dtype(x: object, version: ReluVersion, opset: int | None) -> Any:
+    """The checked dtype of an object that handles the ufunc itself (``__array_ufunc__``)."""
+    dtype = getattr(x, "dtype", None)
+    if dtype is None:
+        dtype = _dtype_of_columns(x, version, opset)
+    if dtype is None:
+        raise UnsupportedTypeError(
+            f"relu() cannot tell the dtype of a {type(x).__name__} object"
+            f" (it has __array_ufunc__ but no dtype attribute); allowed types:"
+            f" {', '.join(version.types)}"
+        )
+    _checked_dtype(dtype, version, opset)
+    return dtype
+
+
 def _relu_where(
     x: object, out: object, where: object, version: ReluVersion, opset: int | None
 ) -> Any:
     """:func:`relu` with a ``where`` mask: the same checks of ``x`` and ``out``, then the mask's."""
     if not isinstance(x, (np.ndarray, np.generic)):
         if _dispatches_itself(x):
-            dtype = getattr(x, "dtype", None)
-            if dtype is None:
-                dtype = _dtype_of_columns(x, version, opset)
-            if dtype is None:
-                raise UnsupportedTypeError(
-                    f"relu() cannot tell the dtype of a {type(x).__name__} object"
-                    f" (it has __array_ufunc__ but no dtype attribute); allowed types:"
-                    f" {', '.join(version.types)}"
-                )
-            _checked_dtype(dtype, version, opset)
+            dtype = _dispatcher_dtype(x, version, opset)
             if out is None:
                 return relu_ufunc(x, where=where)
             checked = _ShapeAndType(x, dtype)
