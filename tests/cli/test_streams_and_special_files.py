@@ -183,7 +183,8 @@ def test_closed_standard_streams(tmp_path):
     """``apply - y.npy <&-`` and ``apply x.npy - >&-``: exit 2, one line, nothing written (and
     never into a file that took descriptor 1). ``check m.onnx >&-``: exit 1 (the report is
     lost); ``check 2>&-`` on a clean model: exit 0; ``check --format json`` of an unreadable
-    model with standard error closed: only JSON on standard output, exit 2."""
+    model with standard error closed: only JSON on standard output, exit 2. ``--version >&-``:
+    exit 1, one line."""
     onnx = pytest.importorskip("onnx")
     from tests.support.onnx_models import relu_model
 
@@ -197,6 +198,9 @@ def test_closed_standard_streams(tmp_path):
     assert folder_state(tmp_path) == before
     done = run_plain(("check", "m.onnx"), cwd=tmp_path, preexec_fn=closing(1))
     done.assert_one_line_failure(1, "standard output is closed")
+    for args in (("--version",), ("--version", "--version")):  # the fast path, and argparse's
+        done = run_plain(args, cwd=tmp_path, preexec_fn=closing(1))
+        done.assert_one_line_failure(1, "standard output is closed")
     done = run_plain(("check", "m.onnx"), cwd=tmp_path, preexec_fn=closing(2))
     assert (done.returncode, done.stdout) == (0, b"m.onnx: no findings\n")
     done = run_plain(
@@ -204,6 +208,22 @@ def test_closed_standard_streams(tmp_path):
     )
     assert done.returncode == 2
     assert [line.startswith(b"{") for line in done.stdout.splitlines()] == [True]
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full (Linux)")
+@pytest.mark.parametrize("unbuffered", [True, False], ids=["unbuffered", "buffered"])
+@pytest.mark.parametrize(
+    "args", [("--version",), ("--version", "--version")], ids=["fast", "argparse"]
+)
+def test_version_on_a_full_disk_is_one_line_and_status_1(args, unbuffered):
+    """``--version > /dev/full``: the version line is not written, so exit 1 with one line (and
+    no traceback), whether Python writes standard output unbuffered or at the flush."""
+    fd = os.open("/dev/full", os.O_WRONLY)
+    try:
+        done = run_plain(args, stdout=fd, unbuffered=unbuffered)
+    finally:
+        os.close(fd)
+    done.assert_one_line_failure(1, "No space left on device")
 
 
 # --- 5: names -------------------------------------------------------------------------------

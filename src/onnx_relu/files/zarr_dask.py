@@ -83,9 +83,10 @@ def _import_dask() -> tuple[Any, Any, Any]:
 
     with extra_needed("Zarr on Dask"):
         # dask first: without the extra, the error names the package a user asked for.
-        from dask.delayed import delayed
+        import dask  # noqa: F401
         import distributed
         import zarr
+        from dask.delayed import delayed
     return delayed, distributed, zarr
 
 
