@@ -14,7 +14,7 @@ import time
 import numpy as np
 import pytest
 
-from onnx_relu import write_tensor
+from onnx_relu import __version__, write_tensor
 from tests.support.cli import folder_state
 from tests.support.streams import (
     closing,
@@ -210,20 +210,58 @@ def test_closed_standard_streams(tmp_path):
     assert [line.startswith(b"{") for line in done.stdout.splitlines()] == [True]
 
 
-@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full (Linux)")
+VERSION_ARGS = [("--version",), ("--version", "--version")]  # the fast path, and argparse's
+
+
 @pytest.mark.parametrize("unbuffered", [True, False], ids=["unbuffered", "buffered"])
-@pytest.mark.parametrize(
-    "args", [("--version",), ("--version", "--version")], ids=["fast", "argparse"]
-)
-def test_version_on_a_full_disk_is_one_line_and_status_1(args, unbuffered):
-    """``--version > /dev/full``: the version line is not written, so exit 1 with one line (and
-    no traceback), whether Python writes standard output unbuffered or at the flush."""
-    fd = os.open("/dev/full", os.O_WRONLY)
+@pytest.mark.parametrize("args", VERSION_ARGS, ids=["fast", "argparse"])
+def test_version_that_cannot_be_written_is_one_line_and_status_1(tmp_path, args, unbuffered):
+    """``--version`` to a full device (a node like /dev/full made in the test's folder, and a
+    symbolic link to it), to a file under ``RLIMIT_FSIZE`` (a short write) and to a pipe whose
+    reader has gone: the line is not all written, so exit 1 with one line, no traceback, and
+    the device stays a device."""
+    full = make_device(tmp_path / "full", minor=7)
+    (tmp_path / "full-link").symlink_to(full)
+    for target in (full, tmp_path / "full-link"):
+        fd = os.open(target, os.O_WRONLY)
+        try:
+            done = run_plain(args, stdout=fd, unbuffered=unbuffered)
+        finally:
+            os.close(fd)
+        done.assert_one_line_failure(1, "No space left on device")
+        assert stat.S_ISCHR(os.stat(full).st_mode)
+    with open(tmp_path / "out.txt", "wb") as sink:
+        done = run_plain(
+            args, stdout=sink.fileno(), unbuffered=unbuffered, preexec_fn=file_size_limit(4)
+        )
+    done.assert_one_line_failure(1, "File too large")
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader is gone before the line is written
     try:
-        done = run_plain(args, stdout=fd, unbuffered=unbuffered)
+        done = run_plain(args, stdout=write_end, unbuffered=unbuffered)
     finally:
-        os.close(fd)
-    done.assert_one_line_failure(1, "No space left on device")
+        os.close(write_end)
+    done.assert_one_line_failure(1, "Broken pipe")
+
+
+@pytest.mark.parametrize("unbuffered", [True, False], ids=["unbuffered", "buffered"])
+@pytest.mark.parametrize("args", VERSION_ARGS, ids=["fast", "argparse"])
+def test_version_to_a_fifo_writes_the_whole_line(tmp_path, args, unbuffered):
+    """``--version > FIFO`` (and through a symbolic link to it): exit 0 with the whole line read
+    at the other end; the FIFO stays a FIFO."""
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    (tmp_path / "fifo-link").symlink_to(fifo)
+    for target in (fifo, tmp_path / "fifo-link"):
+        with fifo_reader(fifo) as received:
+            fd = os.open(target, os.O_WRONLY)
+            try:
+                done = run_plain(args, stdout=fd, unbuffered=unbuffered)
+            finally:
+                os.close(fd)
+        assert done.returncode == 0, done.stderr
+        assert received == [f"onnx-relu {__version__}\n".encode()]
+        assert stat.S_ISFIFO(os.stat(fifo).st_mode)
 
 
 # --- 5: names -------------------------------------------------------------------------------

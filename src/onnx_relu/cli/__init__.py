@@ -34,7 +34,14 @@ from collections.abc import Callable
 from types import ModuleType
 
 from .. import __version__
-from ._common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, PROG, HelpFormatter
+from ._common import (
+    EXIT_FAILED,
+    EXIT_OK,
+    EXIT_USAGE,
+    PROG,
+    HelpFormatter,
+    complete_standard_output,
+)
 
 __all__ = ["main", "build_parser", "EXIT_OK", "EXIT_FAILED", "EXIT_USAGE"]
 
@@ -143,13 +150,14 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv == ["--version"]:
         # The one answer that needs none of the start-up below (numpy, the kernel and the
-        # subcommands: a third of the command's time to print its version).
-        return _print_version(PROG)
+        # subcommands: a fifth of the command's time to print its version). Every byte or
+        # one error line, as for any command: an unbuffered stdout may take part of a write.
+        with complete_standard_output():
+            return _print_version(PROG)
     try:
         # The start-up: numpy, the kernel (which applies the ONNX_RELU_* variables) and the
         # command's modules, most of the command's start-up time.
         from ..files.paths import hold_closed_standard_streams
-        from ._common import complete_standard_output
 
         _subcommands()
     except KeyboardInterrupt:
