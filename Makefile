@@ -22,7 +22,8 @@
 #   make fuzz      the long random-layout fuzz (10^5 cases of out overlapping the input; a few minutes)
 #   make lint      ruff check and ruff format --check over src, tests, tools, benchmarks and docs
 #   make docs      the documentation site (docs/, Sphinx) in build/docs; warnings are errors
-#   make docs-check  make docs, then the index and API pages opened in headless Chromium (screenshots)
+#   make docs-check  make docs, six pages rendered in headless Chromium (screenshots), the pages'
+#                  claims checked against numpy, onnxruntime and the built libraries
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
@@ -129,10 +130,13 @@ docs: $(VENV)/.installed-docs
 	rm -rf build/docs
 	$(PY) -m sphinx -W --keep-going -E -q -b html docs build/docs
 
-# Chromium (Debian: apt-get install chromium) renders build/docs/index.html and api.html;
-# screenshots in build/docs/screenshot-*.png. See tools/check_docs.py.
-docs-check: docs
+# Chromium (Debian: apt-get install chromium) renders six pages of the site, two at a phone's
+# width, and fails on a page wider than its window (screenshots in build/docs/screenshot-*.png;
+# see tools/check_docs.py); then the pages' claims a script can check are checked against numpy,
+# onnxruntime and the built libraries (tests/test_docs_claims.py, also part of make test).
+docs-check: docs $(VENV)/.installed-test
 	$(PY) tools/check_docs.py build/docs
+	$(PY) -m pytest -q -p no:cacheprovider tests/test_docs_claims.py
 
 # make install EXTRAS="onnx cli": .venv as `make demo` makes it, with those optional extras of
 # pyproject.toml added from uv.lock (the command a missing extra's message names; .venv has no pip).

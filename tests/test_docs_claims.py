@@ -140,3 +140,17 @@ def test_onnxruntime_float16_signalling_nan_is_what_the_runtimes_table_says():
     assert f"0x{last:04X} in the last (size mod 8) elements" in cell
     kept = "payload kept" if in_block & 0x1FF == 0x001 else "payload lost"
     assert kept in cell
+
+
+def test_the_user_facing_pages_cite_no_internal_tracker():
+    """The site's pages (README, CHANGELOG and BENCHMARKS included) name no issue of the
+    project's own tracker, which a reader cannot look up: "until issue 13", "(issue 26)"."""
+    pages = [ROOT / "README.md", ROOT / "CHANGELOG.md", ROOT / "BENCHMARKS.md"]
+    pages += sorted(DOCS.glob("*.md")) + sorted(DOCS.glob("*.rst"))
+    cited = [
+        f"{path.relative_to(ROOT)}:{number}: {line.strip()}"
+        for path in pages
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if re.search(r"\b(issues?|round) #?\d+\b", line, re.IGNORECASE)
+    ]
+    assert not cited, "\n".join(cited)

@@ -384,7 +384,7 @@ def _conversion_advice(opset: int, exact: bool) -> str:
         else "the exact rewrite of a float Relu (select) needs opset 13"
     )
     return (
-        f"\n{why}: convert the model to opset 13 first, on the command line with"
+        f"; {why}: convert the model to opset 13 first, on the command line with"
         " 'onnx-relu legalize --convert-opset 13"
         + (" --exact" if exact else "")
         + " MODEL OUT', in Python with onnx.version_converter.convert_version(model, 13)."

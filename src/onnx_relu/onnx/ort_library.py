@@ -389,6 +389,11 @@ def ort_session(
         model.
     OSError
         if a model file cannot be read.
+    onnxruntime's own exceptions
+        (``onnxruntime.capi.onnxruntime_pybind11_state.Fail``, ``InvalidGraph``,
+        ``InvalidArgument``, ...) pass through unchanged, as from ``InferenceSession``, for a
+        model onnxruntime cannot load for a reason that is not Relu's (a dangling input, an
+        unknown operator).
 
     Examples
     --------
