@@ -58,7 +58,7 @@ demo: $(VENV)/.installed
 TEST_JOBS ?= auto
 PYTEST_PROGRESS := --progress=files -o console_output_style=classic
 test: $(VENV)/.installed-test
-	@echo "make test: the whole suite (about 3,300 tests in 100 files): 640 s measured on a quiet"
+	@echo "make test: the whole suite (about 4,200 tests in 76 files): 640 s measured on a quiet"
 	@echo "2-vCPU machine, 37 minutes on a loaded one; a line per file as it finishes."
 	@echo "(make test-quick: a representative subset, 18 of the files.)"
 	$(PY) -m pytest -n $(TEST_JOBS) --dist loadfile $(PYTEST_PROGRESS)
@@ -66,7 +66,7 @@ test: $(VENV)/.installed-test
 # A representative subset (tests/quick-tests.args: every layer's main tests, Hypothesis's quick
 # profile), for a first look or between edits; make test stays the whole suite.
 test-quick: $(VENV)/.installed-test
-	@echo "make test-quick: 18 of the suite's 100 files (tests/quick-tests.args), Hypothesis's quick"
+	@echo "make test-quick: 18 of the suite's 76 files (tests/quick-tests.args), Hypothesis's quick"
 	@echo "profile; make test runs all of it."
 	$(PY) -m pytest -n $(TEST_JOBS) --dist loadfile $(PYTEST_PROGRESS) @tests/quick-tests.args
 
@@ -130,11 +130,17 @@ docs: $(VENV)/.installed-docs
 	rm -rf build/docs
 	$(PY) -m sphinx -W --keep-going -E -q -b html docs build/docs
 
-# Chromium (Debian: apt-get install chromium) renders six pages of the site, two at a phone's
-# width, and fails on a page wider than its window (screenshots in build/docs/screenshot-*.png;
-# see tools/check_docs.py); then the pages' claims a script can check are checked against numpy,
-# onnxruntime and the built libraries (tests/test_docs_claims.py, also part of make test).
+# Chromium (Debian's, installed with apt-get when missing: CI runs as root) renders six pages of
+# the site, two at a phone's width, and fails on a page wider than its window (screenshots in
+# build/docs/screenshot-*.png; see tools/check_docs.py); then the pages' claims a script can
+# check are checked against numpy, onnxruntime and the built libraries
+# (tests/test_docs_claims.py, also part of make test).
 docs-check: docs $(VENV)/.installed-test
+	@command -v chromium >/dev/null || command -v chromium-browser >/dev/null \
+	  || command -v google-chrome >/dev/null || { \
+	  echo "docs-check: installing Debian's chromium (apt-get, once)"; \
+	  apt-get -o DPkg::Lock::Timeout=600 update -qq && DEBIAN_FRONTEND=noninteractive \
+	    apt-get -o DPkg::Lock::Timeout=600 install -y -qq chromium >/dev/null; }
 	$(PY) tools/check_docs.py build/docs
 	$(PY) -m pytest -q -p no:cacheprovider tests/test_docs_claims.py
 
