@@ -240,6 +240,26 @@ def test_by_default_onnxruntime_keeps_the_relu_nodes_it_runs():
     assert_exact(y, b, "bfloat16, exact=False")
 
 
+@pytest.mark.parametrize(("onnx_type", "opset"), ALLOWED_CASES)
+def test_by_default_every_allowed_type_and_opset_runs(onnx_type, opset):
+    """exact=False on every type and opset: where stock onnxruntime runs the Relu, the result
+    is stock's bit for bit (its node is left to it); where it cannot (bfloat16, int16, int64,
+    Relu-1), the library's, exact."""
+    model = at_lowest_ir_version(relu_model(onnx_type, opset, shape=("n",)))
+    skip_if_onnxruntime_predates(opset)
+    x = sample_values(onnx_type, 1031)
+    (y,) = run_session(session_for(model, False), {"x": x})
+    try:
+        stock = inference_session(model)
+    except Exception:  # noqa: BLE001 - onnxruntime's own classes: it has no kernel for this
+        assert_exact(y, x, f"{onnx_type} at opset {opset}, exact=False, not in stock")
+        return
+    (want,) = run_session(stock, {"x": x})
+    assert y.dtype == want.dtype and np.array_equal(as_bits(y), as_bits(want)), (
+        f"{onnx_type} at opset {opset}, exact=False: not stock's bits"
+    )
+
+
 @pytest.mark.parametrize("opset", [1, 5])
 def test_by_default_relu_1_models_run_on_the_library(opset):
     """onnxruntime has no Relu-1 kernel: the library takes those nodes in either choice."""
