@@ -153,17 +153,13 @@ relu_tail_copy(const char *in, char *out, ptrdiff_t n)
  * relu_nt_<name>_<isa>(in, out, n): contiguous in and out, out aligned to the element size
  * (in may have any alignment); n elements; in == out is allowed. The caller issues the sfence.
  *
- * Regular stores up to the first 64-byte boundary of out; then groups of RELU_NT_PAGES pages
- * with streaming stores, walking the pages of a group side by side (RELU_NT_STEP bytes of each
- * page in turn); then whole lines; then the last elements with regular stores. Four streams a
- * page apart keep more reads in flight than one sequential stream (glibc's memcpy does the same
- * for large copies). Measured on 512 MiB float32 arrays (KVM guest on a Xeon): 1 page 21.3 GB/s,
- * 2 pages 24.0, 4 pages 25.1, 8 pages 25.6 but 3 % slower at 64 MiB; a software prefetch of the
- * next step made 64 MiB relu 9 % slower and nothing faster.
+ * Regular stores up to the first 64-byte boundary of out; then groups of nt_streams pages (the
+ * setting, read once per call; 0 counts as 1) with streaming stores, walking the pages of a group
+ * side by side (RELU_NT_STEP bytes of each page in turn); then whole lines; then the last
+ * elements with regular stores. Several streams a page apart keep more reads in flight than one
+ * on Intel (glibc's memcpy does the same for large copies); AMD's prefetchers do best with one
+ * sequential stream. The default is chosen by vendor: relu_default_nt_streams (relu_tuning.c).
  */
-#ifndef RELU_NT_PAGES
-#define RELU_NT_PAGES 4
-#endif
 #define RELU_NT_PAGE_BYTES 4096
 #define RELU_NT_STEP 256
 
@@ -183,11 +179,16 @@ relu_tail_copy(const char *in, char *out, ptrdiff_t n)
             pos = total;                                                                       \
         }                                                                                      \
         tail(in, out, (ptrdiff_t)(pos / elsize));                                              \
-        for (; pos + RELU_NT_PAGES * RELU_NT_PAGE_BYTES <= total;                              \
-             pos += RELU_NT_PAGES * RELU_NT_PAGE_BYTES) {                                      \
+        /* One page walked alone is the line loop below: the groups need two or more. */       \
+        const ptrdiff_t streams = RELU_LOAD(relu_tuning.nt_streams);                           \
+        const size_t pages = streams > 1 && (size_t)streams <= total / RELU_NT_PAGE_BYTES      \
+                                 ? (size_t)streams                                             \
+                                 : 0;                                                          \
+        for (; pages != 0 && pos + pages * RELU_NT_PAGE_BYTES <= total;                        \
+             pos += pages * RELU_NT_PAGE_BYTES) {                                              \
             for (size_t step = 0; step < RELU_NT_PAGE_BYTES; step += RELU_NT_STEP) {           \
-                for (int page = 0; page < RELU_NT_PAGES; page++) {                             \
-                    const size_t at = pos + (size_t)page * RELU_NT_PAGE_BYTES + step;          \
+                for (size_t page = 0; page < pages; page++) {                                  \
+                    const size_t at = pos + page * RELU_NT_PAGE_BYTES + step;                  \
                     for (int k = 0; k < RELU_NT_STEP / (vbytes); k++) {                        \
                         relu_vec v;                                                            \
                         memcpy(&v, in + at + k * (vbytes), (vbytes));                          \

@@ -22,6 +22,8 @@
 #define RELU_DEFAULT_MIN_CHUNK_BYTES ((ptrdiff_t)256 << 10)
 /* How long pool threads spin before sleeping (see struct relu_pool in relu_pool.c). */
 #define RELU_DEFAULT_SPIN_NS ((ptrdiff_t)100000)
+/* Pages the streaming-store loop walks side by side, by vendor (relu_default_nt_streams). */
+#define RELU_DEFAULT_NT_STREAMS ((ptrdiff_t)4)
 
 /* Until relu_tuning_init: one thread, regular stores. */
 RELU_API relu_settings relu_tuning = {
@@ -30,6 +32,7 @@ RELU_API relu_settings relu_tuning = {
     .min_chunk_bytes = RELU_DEFAULT_MIN_CHUNK_BYTES,
     .nt_bytes = PTRDIFF_MAX,
     .spin_ns = RELU_DEFAULT_SPIN_NS,
+    .nt_streams = RELU_DEFAULT_NT_STREAMS,
     .nt_isa = RELU_ISA_NONE,
 };
 
@@ -357,6 +360,22 @@ relu_default_nt_bytes(const relu_caches *caches, relu_vendor vendor)
     return llc / 2;
 }
 
+/*
+ * How many 4 KiB pages the streaming-store loop walks side by side (relu_kernel.c's
+ * RELU_DEFINE_NT_ISA), by vendor; the measurements behind it are in BENCHMARKS.md ("Streaming
+ * stores: one stream or four, per vendor").
+ *  - Intel: four. Several streams a page apart keep more reads in flight than one.
+ *  - AMD: one. Its prefetchers follow one sequential stream best: four side by side ran at about
+ *    0.7 of one on the EPYC measured, one thread or two.
+ *  - Other vendors (arm64 included): four, the layout measured first.
+ * set_kernel_tuning(nt_streams=...) overrides it.
+ */
+ptrdiff_t
+relu_default_nt_streams(relu_vendor vendor)
+{
+    return vendor == RELU_VENDOR_AMD ? 1 : RELU_DEFAULT_NT_STREAMS;
+}
+
 void
 relu_tuning_init(void)
 {
@@ -365,6 +384,7 @@ relu_tuning_init(void)
     relu_found_caches = relu_detect_caches();
     relu_found_vendor = relu_detect_vendor();
     RELU_STORE(relu_tuning.nt_bytes, relu_default_nt_bytes(&relu_found_caches, relu_found_vendor));
+    RELU_STORE(relu_tuning.nt_streams, relu_default_nt_streams(relu_found_vendor));
 }
 
 int
@@ -417,6 +437,7 @@ relu_get_tuning(void)
 #define RELU_LOAD_SETTING(python_name, field) .field = RELU_LOAD(relu_tuning.field),
         .thresholds = {RELU_FOR_EACH_SIZE_SETTING(RELU_LOAD_SETTING)},
         .default_nt_bytes = relu_default_nt_bytes(&relu_found_caches, relu_found_vendor),
+        .default_nt_streams = relu_default_nt_streams(relu_found_vendor),
         .nt_isa = (relu_isa)RELU_LOAD(relu_tuning.nt_isa),
         .best_nt_isa = relu_best_isa,
         .caches = relu_found_caches,

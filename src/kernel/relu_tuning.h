@@ -76,6 +76,9 @@ RELU_API relu_vendor relu_detect_vendor(void);
 /* The output size from which relu_compute uses streaming stores (out of place), for these
  * caches and vendor: the measured rule of relu_tuning.c. Pure. */
 RELU_API ptrdiff_t relu_default_nt_bytes(const relu_caches *caches, relu_vendor vendor);
+/* The pages the streaming-store loop walks side by side (nt_streams) for this vendor: the
+ * measured rule of relu_tuning.c. Pure. */
+RELU_API ptrdiff_t relu_default_nt_streams(relu_vendor vendor);
 
 /* Detects the best ISA, the caches and the vendor, and sets the ISA and streaming-store
  * threshold from them (relu_kernel_init calls it). */
@@ -93,8 +96,9 @@ RELU_API int relu_set_num_threads(int count);
  * (what each is: src/onnx_relu/_spec.py): parallel_bytes (from this output size a call is shared
  * with the thread pool), min_chunk_bytes (smallest chunk a call is cut into for the pool's
  * threads), nt_bytes (from this output size an out-of-place call streams its stores), spin_ns
- * (how long the pool's threads spin for the next call, then sleep). A negative field leaves that
- * setting as it is.
+ * (how long the pool's threads spin for the next call, then sleep), nt_streams (how many 4 KiB
+ * pages the streaming-store loop walks side by side; 0 and 1: one sequential stream). A negative
+ * field leaves that setting as it is.
  */
 #define RELU_THRESHOLD_FIELD(python_name, field) ptrdiff_t field;
 typedef struct {
@@ -111,6 +115,7 @@ typedef struct {
     int threads_supported; /* 0: a build without the thread pool, every call is serial */
     relu_thresholds thresholds;
     ptrdiff_t default_nt_bytes;
+    ptrdiff_t default_nt_streams;
     relu_isa nt_isa;
     relu_isa best_nt_isa;
     relu_caches caches;

@@ -28,6 +28,7 @@
     X(parallel_threshold, parallel_bytes)                                                          \
     X(min_chunk, min_chunk_bytes)                                                                  \
     X(nt_threshold, nt_bytes)                                                                      \
-    X(spin_ns, spin_ns)
+    X(spin_ns, spin_ns)                                                                            \
+    X(nt_streams, nt_streams)
 
 #endif /* RELU_TYPES_H */

@@ -67,7 +67,7 @@ relu_tuning_dict(relu_tuning_report tuning)
     /* What the kernel found and reports, then the size settings by their Python names (the keys
      * of src/onnx_relu/_spec.py's REPORT, SETTINGS and NAMED_SETTINGS). */
     PyObject *dict = Py_BuildValue(
-        "{s:i,s:i,s:O,s:n,s:n,s:i,s:s,s:s,s:n,s:s,s:s,s:i}",
+        "{s:i,s:i,s:O,s:n,s:n,s:i,s:s,s:s,s:n,s:n,s:s,s:s,s:i}",
         "num_threads", tuning.num_threads,
         "max_threads", (int)RELU_MAX_THREADS,
         "threads_supported", tuning.threads_supported ? Py_True : Py_False,
@@ -77,6 +77,7 @@ relu_tuning_dict(relu_tuning_report tuning)
         "cache_source", tuning.caches.source,
         "vendor", relu_vendor_name(tuning.vendor),
         "default_nt_threshold", (Py_ssize_t)tuning.default_nt_bytes,
+        "default_nt_streams", (Py_ssize_t)tuning.default_nt_streams,
         "nt_isa", relu_isa_name(tuning.nt_isa),
         "best_nt_isa", relu_isa_name(tuning.best_nt_isa),
         "pool_workers", relu_pool_workers());

@@ -55,7 +55,8 @@ PYTHON_ORDER: tuple[str, ...] = (
 
 #: The kernel's size and time settings, each set by set_kernel_tuning and reported by
 #: kernel_tuning under its Python name: (Python name, field of relu_thresholds, what it is).
-#: Each is an output size in bytes (or nanoseconds, spin_ns), 0..PTRDIFF_MAX; -1 leaves it.
+#: Each is an output size in bytes (nanoseconds for spin_ns, a count of pages for nt_streams),
+#: 0..PTRDIFF_MAX; -1 leaves it.
 SETTINGS: tuple[tuple[str, str, str], ...] = (
     ("parallel_threshold", "parallel_bytes",
      "output size in bytes from which a call is shared with the thread pool (0: every call)"),
@@ -63,6 +64,8 @@ SETTINGS: tuple[tuple[str, str, str], ...] = (
     ("nt_threshold", "nt_bytes",
      "output size in bytes from which an out-of-place call uses streaming stores (0: every call)"),
     ("spin_ns", "spin_ns", "nanoseconds the pool's idle threads spin before they sleep"),
+    ("nt_streams", "nt_streams",
+     "4 KiB pages the streaming-store loop walks side by side (0 or 1: one sequential stream)"),
 )  # fmt: skip
 
 #: The settings that are names: (Python name, what it is).
@@ -81,6 +84,7 @@ REPORT: tuple[tuple[str, str, str], ...] = (
     ("cache_source", "str", 'where the cache sizes came from: "sysfs", "sysconf", "default"'),
     ("vendor", "str", 'the CPU vendor the streaming rule is chosen by: "intel", "amd", "other"'),
     ("default_nt_threshold", "int", "nt_threshold's default, from the caches and the vendor"),
+    ("default_nt_streams", "int", "nt_streams' default, from the vendor (1 on AMD, 4 elsewhere)"),
     ("best_nt_isa", "str", "the best streaming-store instruction set of this CPU"),
     ("pool_workers", "int", "threads the pool has started"),
 )

@@ -231,10 +231,11 @@ def kernel_tuning() -> dict[str, Any]:
     cache, 0 if not known), ``cache_source`` (where the cache sizes came from: "sysconf",
     "sysfs" or "default"), ``vendor`` (the CPU vendor the streaming rule is chosen by: "intel",
     "amd", "other"), ``parallel_threshold``, ``min_chunk``, ``nt_threshold``,
-    ``default_nt_threshold`` (sizes in bytes), ``spin_ns``, ``nt_isa``, ``best_nt_isa`` (the
-    streaming-store instruction set in use and the best this CPU has: "none", "sse2", "avx2",
-    "avx512"), ``pool_workers`` (threads the pool has started). docs/performance.md has the
-    table of them.
+    ``default_nt_threshold`` (sizes in bytes), ``spin_ns``, ``nt_streams`` and
+    ``default_nt_streams`` (4 KiB pages the streaming-store loop walks side by side: 1 on AMD,
+    4 elsewhere), ``nt_isa``, ``best_nt_isa`` (the streaming-store instruction set in use and
+    the best this CPU has: "none", "sse2", "avx2", "avx512"), ``pool_workers`` (threads the pool
+    has started). docs/performance.md has the table of them.
 
     Examples
     --------
@@ -257,6 +258,9 @@ def set_kernel_tuning(**settings: int | str) -> dict[str, Any]:
         The streaming-store instruction set: "none" up to this CPU's ``best_nt_isa``.
     spin_ns : int, optional
         How long the pool's idle threads spin before they sleep.
+    nt_streams : int, optional
+        How many 4 KiB pages the streaming-store loop walks side by side (0 and 1: one
+        sequential stream); ``default_nt_streams`` is this CPU vendor's measured best.
 
     Raises
     ------

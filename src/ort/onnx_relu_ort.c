@@ -492,8 +492,9 @@ onnx_relu_ort_set_nt_threshold(long long bytes)
 {
     pthread_once(&relu_ort_kernel_once, relu_ort_kernel_init_once);
     const long long previous = (long long)relu_get_tuning().thresholds.nt_bytes;
-    relu_thresholds change = {.parallel_bytes = -1, .min_chunk_bytes = -1, .nt_bytes = -1,
-                              .spin_ns = -1};
+    /* Every setting left as it is (-1), whatever settings the table holds, but this one. */
+#define RELU_ORT_LEAVE(python_name, field) .field = -1,
+    relu_thresholds change = {RELU_FOR_EACH_SIZE_SETTING(RELU_ORT_LEAVE)};
     if (bytes >= 0) {
         change.nt_bytes = (ptrdiff_t)bytes;
         relu_set_thresholds(change);

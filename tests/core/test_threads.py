@@ -118,6 +118,7 @@ def restore_tuning():
         min_chunk=before["min_chunk"],
         nt_isa=before["nt_isa"],
         spin_ns=before["spin_ns"],
+        nt_streams=before["nt_streams"],
     )
     onnx_relu.set_num_threads(before["num_threads"])
 
@@ -133,8 +134,10 @@ CONFIGS = (
 @pytest.mark.parametrize("name", TYPES)
 @pytest.mark.parametrize(("threads", "isa"), CONFIGS, ids=lambda v: str(v))
 def test_every_path_matches_the_oracle(name, threads, isa, restore_tuning):
-    # Every call is split (no size threshold, no minimum chunk) and, with an ISA, streams.
-    # With 2 threads the pool's threads never spin (they sleep at once between calls).
+    # Every call is split (no size threshold, no minimum chunk) and, with an ISA, streams: in
+    # groups of 4 pages side by side on 1 thread, in one sequential stream on 2, in groups of 3
+    # on 3 (nt_streams), whatever this machine's vendor chose. With 2 threads the pool's threads
+    # never spin (they sleep at once between calls).
     onnx_relu.set_num_threads(threads)
     set_kernel_tuning(
         parallel_threshold=0,
@@ -142,10 +145,44 @@ def test_every_path_matches_the_oracle(name, threads, isa, restore_tuning):
         nt_threshold=0 if isa else NEVER,
         nt_isa=isa or kernel_tuning()["nt_isa"],
         spin_ns=0 if threads == 2 else 100_000,
+        nt_streams={1: 4, 2: 1, 3: 3}[threads],
     )
     rng = np.random.default_rng([threads, len(isa or ""), TYPES.index(name)])
     for n in SIZES:
         run_layouts(name, n, rng, f"threads={threads} isa={isa}")
+
+
+@pytest.mark.parametrize("name", TYPES)
+@pytest.mark.parametrize("streams", [0, 1, 2, 3, 4, 5, 8, NEVER])
+def test_streaming_stores_in_every_number_of_streams(name, streams, restore_tuning):
+    """The streaming-store loop walks nt_streams pages side by side, then lines, then the last
+    elements: sizes just around whole groups of those pages, the output at a line boundary or
+    an element after one, on every streaming ISA, 1 and 2 threads, are exact."""
+    dtype = dtype_of(name)
+    group = max(streams, 1) * 4096 if streams != NEVER else 4 * 4096
+    rng = np.random.default_rng([TYPES.index(name), streams % 1000])
+    sizes = sorted(
+        {
+            n
+            for k in (1, 2)
+            for d in (-65, -1, 0, 1, 64)
+            if (n := (k * group + d) // dtype.itemsize) > 0
+        }
+    )
+    for isa in ISAS:
+        for threads in (1, 2):
+            onnx_relu.set_num_threads(threads)
+            set_kernel_tuning(
+                parallel_threshold=0, min_chunk=0, nt_threshold=0, nt_isa=isa, nt_streams=streams
+            )
+            for n in sizes:
+                x = random_array(name, n, rng)
+                for out_offset in (0, dtype.itemsize):
+                    out = offset_array(dtype, n, out_offset)
+                    onnx_relu.relu(x, out=out)
+                    tag = f"{name} isa={isa} threads={threads} streams={streams} n={n}"
+                    assert_relu_vectorised(out, x, f"{tag} out+{out_offset}")
+    assert kernel_tuning()["nt_streams"] == streams
 
 
 @pytest.mark.parametrize("name", TYPES)

@@ -47,6 +47,19 @@ probe_vendor_from_cpuid(const char *vendor_id)
     return relu_vendor_name(relu_vendor_from_cpuid(vendor_id));
 }
 
+/* The streams rule for a vendor named as relu_vendor_name names it; -1 for a name it does not
+ * know. */
+ptrdiff_t
+probe_default_nt_streams(const char *vendor_name)
+{
+    for (int v = RELU_VENDOR_OTHER; v <= RELU_VENDOR_AMD; v++) {
+        if (strcmp(vendor_name, relu_vendor_name((relu_vendor)v)) == 0) {
+            return relu_default_nt_streams((relu_vendor)v);
+        }
+    }
+    return -1;
+}
+
 /* The rule for a vendor named as relu_vendor_name names it; -1 for a name it does not know. */
 ptrdiff_t
 probe_default_nt_bytes(const char *vendor_name, ptrdiff_t l2_bytes, ptrdiff_t llc_bytes)

@@ -52,6 +52,8 @@ class CacheProbe:
         lib.probe_vendor_from_cpuid.argtypes = [ctypes.c_char_p]
         lib.probe_default_nt_bytes.restype = ctypes.c_ssize_t
         lib.probe_default_nt_bytes.argtypes = [ctypes.c_char_p, ctypes.c_ssize_t, ctypes.c_ssize_t]
+        lib.probe_default_nt_streams.restype = ctypes.c_ssize_t
+        lib.probe_default_nt_streams.argtypes = [ctypes.c_char_p]
         self._lib = lib
 
     def read_caches(
@@ -87,3 +89,10 @@ class CacheProbe:
         if threshold < 0:
             raise ValueError(f"unknown vendor '{vendor}'; allowed: 'intel', 'amd', 'other'")
         return int(threshold)
+
+    def default_nt_streams(self, vendor: str) -> int:
+        """The pages the streaming-store loop walks side by side; ValueError as above."""
+        streams = self._lib.probe_default_nt_streams(vendor.encode())
+        if streams < 0:
+            raise ValueError(f"unknown vendor '{vendor}'; allowed: 'intel', 'amd', 'other'")
+        return int(streams)

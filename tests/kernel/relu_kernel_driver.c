@@ -496,7 +496,7 @@ copies_of_size(tally *tl, const char *phase, size_t bytes, size_t in_off, size_t
 enum { SMALL_SIZES = 258 };
 static const ptrdiff_t SMALL_SHIFTS[] = {1, 2, 3, 7, 16, 63, 64, 65, 255};
 /* Sizes in bytes whose chunks (16 of them at 2 threads, thresholds 0) still reach the page
- * blocks of the streaming loops (16 KiB), and the blocks' edges on one thread. */
+ * groups of the streaming loops (16 KiB at 4 streams), and the groups' edges on one thread. */
 static const ptrdiff_t MEDIUM_BYTES[] = {16384, 16384 + 64 + 8, 3 * 16384 + 100, 300000};
 static const ptrdiff_t LARGE_SHIFTS[] = {1, 64};
 /* Byte offsets of the medium and large cases: aligned to every element size. */
@@ -561,8 +561,10 @@ sweep_around(tally *tl, const char *phase, ptrdiff_t bytes)
     copies_of_size(tl, phase, (size_t)bytes + 3, 5, 0);
 }
 
-/* Every call threaded (chunks of any size) and streaming; the spin time as it is. */
-static const relu_thresholds FORCED = {0, 0, 0, -1};
+/* Every call threaded (chunks of any size) and streaming in groups of 4 pages; the spin time as
+ * it is. */
+static const relu_thresholds FORCED = {
+    .parallel_bytes = 0, .min_chunk_bytes = 0, .nt_bytes = 0, .spin_ns = -1, .nt_streams = 4};
 
 static void
 set_tuning(int threads, relu_thresholds thresholds, relu_isa isa)
@@ -640,12 +642,16 @@ main(int argc, char **argv)
         sweep_sizes(&tl, phase, MEDIUM_BYTES, (int)(sizeof MEDIUM_BYTES / sizeof MEDIUM_BYTES[0]));
         end_phase(phase, &tl, before);
     }
-    /* One thread with streaming stores: each call is one run of the streaming loop. */
-    {
+    /* One thread with streaming stores: each call is one run of the streaming loop, with its
+     * pages walked as one stream, in groups of 3 and of 4 (nt_streams). */
+    static const ptrdiff_t STREAMS[] = {1, 3, 4};
+    for (size_t s = 0; s < sizeof STREAMS / sizeof STREAMS[0]; s++) {
         long before = tl.cases;
-        snprintf(phase, sizeof phase, "1 thread, %s, thresholds 0",
-                 relu_isa_name(defaults.best_nt_isa));
-        set_tuning(1, FORCED, defaults.best_nt_isa);
+        snprintf(phase, sizeof phase, "1 thread, %s, thresholds 0, %td streams",
+                 relu_isa_name(defaults.best_nt_isa), STREAMS[s]);
+        relu_thresholds forced = FORCED;
+        forced.nt_streams = STREAMS[s];
+        set_tuning(1, forced, defaults.best_nt_isa);
         sweep_sizes(&tl, phase, MEDIUM_BYTES, (int)(sizeof MEDIUM_BYTES / sizeof MEDIUM_BYTES[0]));
         end_phase(phase, &tl, before);
     }
