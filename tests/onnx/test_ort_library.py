@@ -219,25 +219,35 @@ def test_loaded_by_hand_the_library_runs_every_type_from_opset_14(onnx_type):
     assert_exact(y, x, f"{onnx_type} by hand")
 
 
-def test_by_default_onnxruntime_keeps_the_relu_nodes_it_runs():
-    """exact=False: a float Relu is onnxruntime's own (-0.0 stays -0.0, as in stock onnxruntime);
-    a bfloat16 one, which onnxruntime cannot run, is the library's."""
+def _relu_domains(model: onnx.ModelProto, exact: bool, folder) -> list[str]:
+    """The domain of each Relu in the graph onnxruntime runs for ``ort_session(model, exact=)``
+    (its optimized model, written by onnxruntime itself): "" is onnxruntime's own kernel,
+    "onnx_relu" the library's."""
+    options = quiet_options()
+    options.optimized_model_filepath = str(folder / f"optimized-{exact}.onnx")
+    onnx_relu.ort_session(model, sess_options=options, exact=exact)
+    graph = onnx.load(options.optimized_model_filepath).graph
+    return [node.domain for node in graph.node if node.op_type == "Relu"]
+
+
+def test_by_default_onnxruntime_keeps_the_relu_nodes_it_runs(tmp_path):
+    """exact=False: a float Relu is onnxruntime's own, with stock's values (-0.0 stays -0.0 where
+    its kernel keeps it, as on x86-64; on arm64 it gives +0.0); a bfloat16 one, which
+    onnxruntime cannot run, is the library's. exact=True: every Relu the library's."""
     x = np.array([-0.0, -1.0, 2.0, np.nan], np.float32)
-    (fast,) = run_session(
-        session_for(relu_model("tensor(float)", 17, shape=("n",)), False), {"x": x}
-    )
-    (stock,) = run_session(
-        inference_session(relu_model("tensor(float)", 17, shape=("n",))), {"x": x}
-    )
+    float_model = relu_model("tensor(float)", 17, shape=("n",))
+    (fast,) = run_session(session_for(float_model, False), {"x": x})
+    (stock,) = run_session(inference_session(float_model), {"x": x})
     assert as_bits(fast).tolist() == as_bits(stock).tolist()
-    assert np.signbit(fast[0])  # onnxruntime's Relu keeps the sign of zero
-    (exact,) = run_session(session_for(relu_model("tensor(float)", 17, shape=("n",))), {"x": x})
+    assert _relu_domains(float_model, False, tmp_path) == [""]
+    assert _relu_domains(float_model, True, tmp_path) == ["onnx_relu"]
+    (exact,) = run_session(session_for(float_model), {"x": x})
     assert_exact(exact, x, "float32, exact=True")
     b = sample_values("tensor(bfloat16)", 500)
-    (y,) = run_session(
-        session_for(relu_model("tensor(bfloat16)", 17, shape=("n",)), False), {"x": b}
-    )
+    bfloat16_model = relu_model("tensor(bfloat16)", 17, shape=("n",))
+    (y,) = run_session(session_for(bfloat16_model, False), {"x": b})
     assert_exact(y, b, "bfloat16, exact=False")
+    assert _relu_domains(bfloat16_model, False, tmp_path) == ["onnx_relu"]
 
 
 @pytest.mark.parametrize(("onnx_type", "opset"), ALLOWED_CASES)
