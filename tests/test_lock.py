@@ -91,6 +91,10 @@ def project_copy(tmp_path):
     shutil.copytree(
         REPOSITORY / "src", tmp_path / "src", ignore=shutil.ignore_patterns("__pycache__")
     )
+    # The build checks the tables derived from src/onnx_relu/_spec.py, in these files too.
+    for name in ("tools/generate_tables.py", "docs/semantics.md", "docs/performance.md"):
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        shutil.copy(REPOSITORY / name, tmp_path / name)
     return tmp_path
 
 
