@@ -182,6 +182,25 @@ def test_the_command_line_parses_before_it_imports_numpy_or_the_kernel(args):
     assert out.split() == (["2", "[]"] if args == ["apply"] else ["0", "[]"])
 
 
+def test_version_imports_neither_typing_nor_dataclasses():
+    """``onnx-relu --version`` (the fast path) writes its line through
+    ``onnx_relu.io.streams.write_all``: that module's import stays as light as the line, since
+    typing and dataclasses (with inspect, ast, dis, tokenize) would cost the command's
+    ``--version`` about a third more CPU time than argparse and its own modules do."""
+    out = run_fresh(
+        """
+        import sys
+        before = set(sys.modules)
+        from onnx_relu.cli import main
+        status = main(["--version"])
+        new = sorted(m for m in set(sys.modules) - before if m in {"typing", "dataclasses"})
+        print(status, new)
+        """
+    )
+    assert out.splitlines()[0].startswith("onnx-relu ")
+    assert out.splitlines()[1:] == ["0 []"]
+
+
 def test_float_files_and_the_command_never_import_ml_dtypes(tmp_path):
     """``onnx-relu --version``, ``--help`` and ``apply`` on float32 data (the command's own
     modules, as the console script imports them)."""

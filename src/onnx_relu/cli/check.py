@@ -25,7 +25,7 @@ from ._common import (
     run_guarded,
 )
 
-TYPE_CHECKING = False  # (not typing's: see onnx_relu.files.paths)
+TYPE_CHECKING = False  # (not typing's: see onnx_relu.io.streams)
 if TYPE_CHECKING:  # onnx is imported only when a model is checked
     from ..io.endpoint import Endpoint
     from ..onnx.check import Finding

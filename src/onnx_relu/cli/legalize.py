@@ -17,7 +17,7 @@ from ._common import (
     run_guarded,
 )
 
-TYPE_CHECKING = False  # (not typing's: see onnx_relu.files.paths)
+TYPE_CHECKING = False  # (not typing's: see onnx_relu.io.streams)
 if TYPE_CHECKING:
     from typing import Any
 

@@ -20,7 +20,7 @@ from ._common import (
     thread_limit,
 )
 
-TYPE_CHECKING = False  # (not typing's: see onnx_relu.files.paths)
+TYPE_CHECKING = False  # (not typing's: see onnx_relu.io.streams)
 if TYPE_CHECKING:
     from typing import Any
 

@@ -13,7 +13,6 @@ cannot seek back (a FIFO's probe, standard input's magic string).
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import errno
 import io
 import os
@@ -21,11 +20,18 @@ import select
 import stat
 import time
 from collections.abc import Iterator
-from typing import Any, BinaryIO
 
 from ..errors import UnsupportedPathError
-from .atomic import atomic_file
-from .endpoint import Endpoint, PathKind
+
+# The command line's --version writes through write_all and standard_closed alone, so this
+# module's import stays as light as they are: typing, the endpoint (dataclasses) and the atomic
+# writes are imported where they are used (not typing.TYPE_CHECKING: importing typing costs the
+# command line's start-up more than this).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, BinaryIO
+
+    from .endpoint import Endpoint
 
 __all__ = [
     "FIFO_WAIT_S",
@@ -156,6 +162,10 @@ def _wait_for_writer(fd: int, source: Endpoint) -> bytes:
 def _endpoint(
     path: str | os.PathLike[str] | Endpoint, what: str, dash_is_stdio: bool, output: bool
 ) -> Endpoint:
+    import dataclasses
+
+    from .endpoint import Endpoint
+
     if isinstance(path, Endpoint):
         return path if path.what else dataclasses.replace(path, what=what)
     make = Endpoint.output if output else Endpoint.input
@@ -182,6 +192,8 @@ def open_input(
     OSError
         as ``open`` does (missing, a folder, no permission).
     """
+    from .endpoint import PathKind
+
     source = _endpoint(path, what, dash_is_stdio, output=False)
     kind = source.kind
     file: Any
@@ -319,6 +331,9 @@ def open_output(
     IsADirectoryError
         for a folder.
     """
+    from .atomic import atomic_file
+    from .endpoint import PathKind
+
     destination = _endpoint(path, what, dash_is_stdio, output=True)
     destination.require_output_kind(streams=streams)
     kind = destination.kind
