@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 from ..argtypes import integer_at_least_one, positive_number, thread_count
 from ..files.jobs import DEFAULT_CHUNK_BYTES
-from ..files.paths import STDIO, TENSOR_FORMATS
+from ..files.paths import TENSOR_FORMATS
 from ._common import (
     EXIT_OK,
     NOT_WRITTEN,
@@ -114,6 +114,8 @@ def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
 def _check_options(args: argparse.Namespace) -> None:
     """The combinations of the command's own options; everything about IN and OUT is checked
     by the plan (:func:`onnx_relu.files.plan.plan_apply`)."""
+    from ..io.endpoint import STDIO
+
     if args.scheduler and not args.dask:
         raise UsageError("--scheduler needs --dask (it is the Dask scheduler's address)")
     if args.format is not None and STDIO not in (args.input, args.output):

@@ -8,30 +8,33 @@ and holds the rules every command applies to it), reading and writing in
 
 from __future__ import annotations
 
-from ..io.endpoint import (
-    STDIO,
-    Endpoint,
-    PathKind,
-    absolute_path,
-    check_output_kind,
-    check_readable,
-    check_writable_destination,
-    describe,
-    path_kind,
-    refuse_terminal_output,
-)
-from ..io.streams import (
-    FIFO_WAIT_S,
-    Output,
-    hold_closed_standard_streams,
-    is_regular,
-    open_input,
-    open_output,
-    read_bounded,
-    regular_size,
-    standard_closed,
-    write_all,
-)
+# (not typing.TYPE_CHECKING: importing typing costs more than this module)
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # what static checkers see; at run time __getattr__ below imports them
+    from ..io.endpoint import (
+        STDIO,
+        Endpoint,
+        PathKind,
+        absolute_path,
+        check_output_kind,
+        check_readable,
+        check_writable_destination,
+        describe,
+        path_kind,
+        refuse_terminal_output,
+    )
+    from ..io.streams import (
+        FIFO_WAIT_S,
+        Output,
+        hold_closed_standard_streams,
+        is_regular,
+        open_input,
+        open_output,
+        read_bounded,
+        regular_size,
+        standard_closed,
+        write_all,
+    )
 
 __all__ = [
     "absolute_path",
@@ -60,3 +63,54 @@ __all__ = [
 #: File suffix (lower case) -> tensor format name (here, not in :mod:`.tensors`, so that the
 #: command line can list the formats without importing numpy; ``tensors`` exports it too).
 TENSOR_FORMATS: dict[str, str] = {".npy": "npy", ".pb": "pb"}
+
+# name -> the module of onnx_relu.io that defines it, imported on first use: the command line
+# reads TENSOR_FORMATS from here to build its parser, and the endpoint's dataclasses (with
+# inspect, ast, dis) would cost ``onnx-relu --help`` a fifth of its time.
+_LAZY_EXPORTS = {
+    **dict.fromkeys(
+        (
+            "STDIO",
+            "Endpoint",
+            "PathKind",
+            "absolute_path",
+            "check_output_kind",
+            "check_readable",
+            "check_writable_destination",
+            "describe",
+            "path_kind",
+            "refuse_terminal_output",
+        ),
+        "..io.endpoint",
+    ),
+    **dict.fromkeys(
+        (
+            "FIFO_WAIT_S",
+            "Output",
+            "hold_closed_standard_streams",
+            "is_regular",
+            "open_input",
+            "open_output",
+            "read_bounded",
+            "regular_size",
+            "standard_closed",
+            "write_all",
+        ),
+        "..io.streams",
+    ),
+}
+
+
+def __getattr__(name: str) -> object:
+    module_name = _LAZY_EXPORTS.get(name)
+    if module_name is None:  # (``from .paths import X`` asks for __path__ first)
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module_name, __package__), name)
+    globals()[name] = value  # later look-ups skip __getattr__
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY_EXPORTS})
