@@ -47,7 +47,6 @@ __all__ = [
     "DEFAULT_CHUNK_BYTES",
     "Names",
     "LIBRARY_NAMES",
-    "Endpoint",
     "ApplyPlan",
     "plan_apply",
 ]
