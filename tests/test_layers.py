@@ -2,12 +2,12 @@
 
 Every module below is imported alone in a fresh interpreter (``tools/import_layers.py``, which
 also prints the whole table), and the heavy packages it pulled in are checked against the layer
-rules: the core and the file layer import none (``.pb`` files import onnx, and Zarr stores dask,
-only when one is read or written); the ONNX layer imports onnx (and protobuf, which onnx
-imports), and onnxruntime only in ``onnx_relu.onnx.ort``, the module that runs models in it (the
-package ``onnx_relu.onnx`` itself and ``onnx_relu.onnx.ort_library`` import neither); the
-command line and the benchmark harness import none at import time. Run with ``-s`` to see the
-table (module -> heavy packages).
+rules: the core, the shared paths and streams (``onnx_relu.io``) and the file layer import none
+(``.pb`` files import onnx, and Zarr stores dask, only when one is read or written); the ONNX
+layer imports onnx (and protobuf, which onnx imports), and onnxruntime only in
+``onnx_relu.onnx.ort``, the module that runs models in it (the package ``onnx_relu.onnx`` itself
+and ``onnx_relu.onnx.ort_library`` import neither); the command line and the benchmark harness
+import none at import time. Run with ``-s`` to see the table (module -> heavy packages).
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ def expected_heavy(module: str) -> set[str]:
         return set()  # names imported on first use; the library's path needs neither
     if module == "onnx_relu.backend" or module.startswith("onnx_relu.onnx"):
         return set(ONNX)
-    return set()  # the core, onnx_relu.files, onnx_relu.cli, onnx_relu.bench
+    return set()  # the core, onnx_relu.io, onnx_relu.files, onnx_relu.cli, onnx_relu.bench
 
 
 @pytest.mark.parametrize("module", import_layers.MODULES)
@@ -48,38 +48,61 @@ def test_module_imports_only_what_its_layer_allows(module):
     assert set(heavy) == expected_heavy(module), f"import {module} brought {heavy}"
 
 
-def _file_layer_imports() -> dict[str, list[tuple[str, list[str]]]]:
-    """For each module of the installed ``onnx_relu.files``: the modules of the package it
-    imports (anywhere in it, inside functions too) and the names it takes from each."""
+#: The packages whose modules must not import each other in a cycle, nor take private names
+#: from each other: the shared paths and streams, the file layer (its jobs included).
+_WALKED = ("onnx_relu.io", "onnx_relu.files")
+
+
+def _package_imports() -> dict[str, list[tuple[str, list[str]]]]:
+    """For each module of the installed packages :data:`_WALKED` (subpackages included), by
+    its full name: the modules of onnx_relu it imports (anywhere in it, inside functions too)
+    and the names it takes from each."""
     import ast
+    import importlib
 
-    import onnx_relu.files
+    import onnx_relu
 
-    folder = Path(onnx_relu.files.__path__[0])
+    top = Path(onnx_relu.__path__[0])
     found: dict[str, list[tuple[str, list[str]]]] = {}
-    for path in sorted(folder.glob("*.py")):
-        imports = found.setdefault(path.stem, [])
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if not isinstance(node, ast.ImportFrom):
-                continue
-            if node.level == 1 and node.module:  # from .npy import x
-                imports.append((node.module.split(".")[0], [alias.name for alias in node.names]))
-            elif node.level == 1:  # from . import npy
-                imports += [(alias.name, []) for alias in node.names]
-            elif node.module and node.module.startswith("onnx_relu.files."):
-                module = node.module.removeprefix("onnx_relu.files.").split(".")[0]
-                imports.append((module, [alias.name for alias in node.names]))
+    for package in _WALKED:
+        folder = Path(importlib.import_module(package).__path__[0])
+        for path in sorted(folder.rglob("*.py")):
+            parts = path.relative_to(top.parent).with_suffix("").parts
+            name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+            own_package = name if parts[-1] == "__init__" else name.rpartition(".")[0]
+            imports = found.setdefault(name, [])
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if not isinstance(node, ast.ImportFrom):
+                    continue
+                if node.level:
+                    base = (
+                        own_package.rsplit(".", node.level - 1)[0]
+                        if node.level > 1
+                        else own_package
+                    )
+                    source = f"{base}.{node.module}" if node.module else base
+                else:
+                    source = node.module or ""
+                if not source.startswith("onnx_relu"):
+                    continue
+                names = [alias.name for alias in node.names]
+                if node.module is None:  # from . import npy: the modules themselves
+                    imports += [(f"{source}.{alias}", []) for alias in names]
+                else:
+                    imports.append((source, names))
     return found
 
 
-def test_the_file_layer_has_no_import_cycle():
-    """No module of ``onnx_relu.files`` imports, directly or through others, one that imports
-    it back (imports inside functions included: a cycle there only waits for its call)."""
+def test_the_shared_and_file_layers_have_no_import_cycle():
+    """No module of :data:`_WALKED` imports, directly or through others, one that imports it
+    back (imports inside functions included: a cycle there only waits for its call); a
+    package's ``__init__`` may import its own modules, which never import it."""
+    found = _package_imports()
     graph = {
-        module: {name for name, _ in imports if name != "__init__"}
-        for module, imports in _file_layer_imports().items()
+        module: {name for name, _ in imports if name in found and name not in _WALKED}
+        for module, imports in found.items()
+        if module not in _WALKED and not module.endswith(".jobs")
     }
-    graph.pop("__init__")  # the package imports its modules; none of them imports it
 
     def reaches(start: str, target: str, seen: set[str]) -> bool:
         for name in graph.get(start, ()):
@@ -88,17 +111,74 @@ def test_the_file_layer_has_no_import_cycle():
         return False
 
     cycles = sorted(module for module in graph if reaches(module, module, {module}))
-    assert not cycles, f"modules of onnx_relu.files on an import cycle: {cycles}"
-    assert "plan" in graph and "paths" in graph["plan"]  # the walk sees the package's imports
+    assert not cycles, f"modules on an import cycle: {cycles}"
+    # the walk sees the packages' imports
+    assert "onnx_relu.io.endpoint" in graph["onnx_relu.io.streams"]
+    assert "onnx_relu.files.jobs.stream" in graph["onnx_relu.files.plan"]
 
 
-def test_no_private_name_crosses_a_module_of_the_file_layer():
-    """A name one module of ``onnx_relu.files`` takes from another is public there."""
+def test_no_private_name_crosses_a_module_of_the_shared_and_file_layers():
+    """A name one module of :data:`_WALKED` takes from another is public there."""
     crossing = sorted(
         f"{module} imports {name} from {source}"
-        for module, imports in _file_layer_imports().items()
+        for module, imports in _package_imports().items()
         for source, names in imports
         for name in names
         if name.startswith("_") and not name.startswith("__")
     )
     assert not crossing, crossing
+
+
+def test_the_shared_layer_imports_neither_the_file_layer_nor_the_onnx_layer():
+    """``onnx_relu.io`` is what both build on: it imports neither of them."""
+    upward = sorted(
+        f"{module} imports {source}"
+        for module, imports in _package_imports().items()
+        if module.startswith("onnx_relu.io")
+        for source, _ in imports
+        if source.startswith(("onnx_relu.files", "onnx_relu.onnx", "onnx_relu.cli"))
+    )
+    assert not upward, upward
+
+
+def test_the_onnx_layer_does_not_import_the_file_layer():
+    """The ONNX layer shares paths with the file layer through ``onnx_relu.io`` only."""
+    import ast
+
+    import onnx_relu.onnx
+
+    folder = Path(onnx_relu.onnx.__path__[0])
+    crossing = []
+    for path in sorted(folder.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom):
+                module = "." * node.level + (node.module or "")
+                if module.startswith(("..files", "onnx_relu.files")):
+                    crossing.append(f"{path.name} imports {module}")
+    assert not crossing, crossing
+
+
+@pytest.mark.parametrize(
+    "module",
+    [
+        "onnx_relu.io.endpoint",
+        "onnx_relu.io.streams",
+        "onnx_relu.io.atomic",
+        "onnx_relu.files",
+        "onnx_relu.files.paths",
+        "onnx_relu.files.npy",
+        "onnx_relu.files.pb",
+        "onnx_relu.files.tensors",
+    ],
+)
+def test_the_path_and_codec_modules_never_load_the_kernel(module):
+    import subprocess
+    import sys
+
+    loaded = subprocess.run(
+        [sys.executable, "-c", f"import sys, {module}; print('onnx_relu._relu' in sys.modules)"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    assert loaded == ["False"], f"import {module} loaded the kernel"

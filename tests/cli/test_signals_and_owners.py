@@ -17,8 +17,9 @@ import numpy as np
 import pytest
 
 from onnx_relu import read_tensor, write_tensor
-from onnx_relu.files import _atomic
-from onnx_relu.files._atomic import TEMP_SUFFIX, atomic_directory, atomic_file
+from onnx_relu.files.jobs.zarr_output import atomic_directory
+from onnx_relu.io import atomic as _atomic
+from onnx_relu.io.atomic import TEMP_SUFFIX, atomic_file
 from tests.support.cli import SCRIPT, run_cli
 
 OTHER = (54321, 54322)  # a user and group that exist nowhere: only root can give files to them
@@ -212,7 +213,7 @@ def test_a_replaced_zarr_store_keeps_its_owner_group_and_mode_throughout(tmp_pat
 def test_an_owner_the_process_may_not_set_is_said_in_one_warning(tmp_path, monkeypatch):
     out = tmp_path / "y.bin"
     out.write_bytes(b"old")
-    monkeypatch.setattr(_atomic, "_old_owner", lambda path: OTHER)
+    monkeypatch.setattr(_atomic, "_owner", lambda found: OTHER)
 
     def refuse(*_args):
         raise PermissionError(1, "Operation not permitted")

@@ -182,6 +182,29 @@ def test_the_command_line_parses_before_it_imports_numpy_or_the_kernel(args):
     assert out.split() == (["2", "[]"] if args == ["apply"] else ["0", "[]"])
 
 
+@pytest.mark.parametrize("args", [["--version"], ["--help"]])
+def test_version_and_help_import_neither_typing_nor_dataclasses(args):
+    """``onnx-relu --version`` (the fast path) writes its line through
+    ``onnx_relu.io.streams.write_all``, and ``--help`` builds its parser from
+    ``onnx_relu.files.paths``' and ``onnx_relu.files.jobs``' tables: those imports stay as light
+    as that, since typing and dataclasses (with inspect, ast, dis, tokenize; the endpoint is a
+    dataclass) would cost ``--version`` about a third more CPU time than argparse and the
+    command's own modules do, and ``--help`` a fifth."""
+    out = run_fresh(
+        """
+        import sys
+        before = set(sys.modules)
+        from onnx_relu.cli import main
+        status = main(sys.argv[1:])
+        new = sorted(m for m in set(sys.modules) - before if m in {"typing", "dataclasses"})
+        print(status, new)
+        """,
+        *args,
+    )
+    assert out.startswith("onnx-relu ") if args == ["--version"] else out.startswith("usage: ")
+    assert out.splitlines()[-1] == "0 []"
+
+
 def test_float_files_and_the_command_never_import_ml_dtypes(tmp_path):
     """``onnx-relu --version``, ``--help`` and ``apply`` on float32 data (the command's own
     modules, as the console script imports them)."""

@@ -172,3 +172,56 @@ def test_apply_opens_and_parses_in_once(tmp_path, in_name, out_name):
         assert same_bits(read_tensor(tmp_path / out_name), expected_relu(x))
     else:
         assert same_bits(np.load(io.BytesIO(written)), expected_relu(x))
+
+
+# Counts, per file name, the calls that look at a path (os.stat, os.lstat, os.access: what
+# os.path.exists, isdir, islink and realpath call too) while the command runs.
+COUNT_PATH_LOOKS = """\
+import collections, os, sys
+looks = collections.Counter()
+def counted(real):
+    def look(path, *args, **kwargs):
+        if isinstance(path, (str, os.PathLike)):
+            looks[os.path.basename(os.fspath(path))] += 1
+        return real(path, *args, **kwargs)
+    return look
+os.stat, os.lstat, os.access = counted(os.stat), counted(os.lstat), counted(os.access)
+from onnx_relu.cli import main
+status = main(['apply', '-q', sys.argv[1], sys.argv[2]])
+print(status, looks[sys.argv[1]], looks[sys.argv[2]], file=sys.stderr)
+"""
+
+
+@pytest.mark.parametrize("out_exists", [False, True], ids=["new-out", "replaced-out"])
+def test_apply_looks_at_each_path_at_most_twice(tmp_path, out_exists):
+    """``onnx-relu apply IN OUT`` classifies each path once (:class:`onnx_relu.io.endpoint.
+    Endpoint`): IN is looked at twice (its classification and the readable check), OUT twice
+    (its classification and the look just before the rename that replaces it)."""
+    import subprocess
+    import sys
+
+    write_tensor(tmp_path / "x.npy", values("float32"))
+    if out_exists:
+        write_tensor(tmp_path / "y.npy", values("float32"))
+    done = subprocess.run(
+        [sys.executable, "-c", COUNT_PATH_LOOKS, "x.npy", "y.npy"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    status, in_looks, out_looks = (int(word) for word in done.stderr.split())
+    assert (status, in_looks, out_looks) == (0, 2, 2), done.stderr
+    assert same_bits(read_tensor(tmp_path / "y.npy"), expected_relu(values("float32")))
+
+
+def test_in_place_with_dask_is_refused(tmp_path):
+    from onnx_relu.errors import FileArgumentError
+    from onnx_relu.files.plan import Names, plan_apply
+
+    names = Names("IN", "OUT", "--in-place", "--dask")
+    with pytest.raises(
+        FileArgumentError, match=r"^--in-place works on \.npy files, not with --dask$"
+    ):
+        with plan_apply(tmp_path / "in.zarr", in_place=True, dask=True, names=names):
+            pass

@@ -9,8 +9,10 @@ import stat
 
 import pytest
 
-from onnx_relu.files import _atomic
-from onnx_relu.files._atomic import TEMP_SUFFIX, atomic_directory, atomic_file
+from onnx_relu.files.jobs import zarr_output
+from onnx_relu.files.jobs.zarr_output import atomic_directory
+from onnx_relu.io import atomic as _atomic
+from onnx_relu.io.atomic import TEMP_SUFFIX, atomic_file
 
 
 def test_file_appears_only_when_complete(tmp_path):
@@ -96,8 +98,9 @@ def test_directory_failure_removes_temporary_and_keeps_old_store(tmp_path):
     assert os.listdir(tmp_path) == ["out.zarr"]
 
 
-def test_docstring_examples_run():
-    result = doctest.testmod(_atomic)
+@pytest.mark.parametrize("module", [_atomic, zarr_output], ids=lambda module: module.__name__)
+def test_docstring_examples_run(module):
+    result = doctest.testmod(module)
     assert result.failed == 0 and result.attempted > 0
 
 

@@ -462,18 +462,19 @@ def test_full_disk_apply_exits_1_and_leaves_out_unchanged(tmp_path, suffix):
 INTERRUPT_AFTER_FIRST_WINDOW = """\
 import os, sys
 from onnx_relu.files import plan
+from onnx_relu.files.jobs import windows
 from onnx_relu.cli import main
 
 signum = int(sys.argv[1])
 plan.DEFAULT_CHUNK_BYTES = 4096  # the command's plan reads the default when it is made
-report = plan._report
+report = windows.report
 
 def report_then_interrupt(progress, done, total):
     report(progress, done, total)
     if done > 0:
         os.kill(os.getpid(), signum)
 
-plan._report = report_then_interrupt
+windows.report = report_then_interrupt
 sys.exit(main(sys.argv[2:]))
 """
 

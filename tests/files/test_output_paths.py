@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from onnx_relu.files import TEMP_SUFFIX, read_tensor, relu_file, write_tensor
-from onnx_relu.files._atomic import atomic_directory
+from onnx_relu.files.jobs.zarr_output import atomic_directory
 from tests.support.cli import assert_cli_error, folder_state, run_cli
 from tests.support.oracle import expected_relu, same_bits
 

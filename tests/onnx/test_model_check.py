@@ -180,3 +180,22 @@ def test_model_without_ai_onnx_opset_is_an_error_only_if_it_has_relu_nodes():
     other = _model([helper.make_node("Neg", ["x"], ["y"])], [_vi("x")], [_vi("y")])
     del other.opset_import[:]
     assert check_model(other) == []
+
+
+def test_an_unnamed_owner_of_a_subgraph_is_labelled_as_every_unnamed_node():
+    """The graph a finding sits in names its owner with the one node label (``node_label``):
+    an unnamed If reads "If node #0 (unnamed)", as an unnamed Relu reads "Relu node #0
+    (unnamed)"."""
+    branch_out = _vi("b", TensorProto.INT16)
+    then_graph = helper.make_graph([helper.make_node("Relu", ["x"], ["b"])], "t", [], [branch_out])
+    else_graph = helper.make_graph([helper.make_node("Neg", ["x"], ["b"])], "e", [], [branch_out])
+    node = helper.make_node("If", ["c"], ["y"], then_branch=then_graph, else_branch=else_graph)
+    model = _model(
+        [node],
+        [_vi("c", TensorProto.BOOL, ()), _vi("x", TensorProto.INT16)],
+        [_vi("y", TensorProto.INT16)],
+        opset=13,
+    )
+    (finding,) = check_model(model)
+    assert finding.graph == "If node #0 (unnamed).then_branch"
+    assert str(finding).startswith("Relu node #0 (unnamed) in If node #0 (unnamed).then_branch:")

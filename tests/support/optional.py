@@ -54,7 +54,7 @@ def skip_unless_installed(what: str, *packages: str) -> None:
 EXAMPLES_NEED = {
     "onnx_relu.onnx": ("onnx",),
     "onnx_relu.onnx.ort": ("onnxruntime", "onnx"),
-    "onnx_relu.files._zarr_store": ("zarr",),
+    "onnx_relu.files.jobs._zarr_store": ("zarr",),
     "onnx_relu.onnx.ort_library": ("onnxruntime", "onnx"),
     "onnx_relu.onnx.probe": ("onnxruntime",),
     "onnx_relu.onnx.legalization": ("onnxruntime",),

@@ -157,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         # The start-up: numpy, the kernel (which applies the ONNX_RELU_* variables) and the
         # command's modules, most of the command's start-up time.
-        from ..files.paths import hold_closed_standard_streams
+        from ..io.streams import hold_closed_standard_streams
 
         _subcommands()
     except KeyboardInterrupt:

@@ -80,7 +80,7 @@ def fail(prog: str, message: object, status: int) -> int:
 
 def note(line: str) -> None:
     """Write ``line`` to standard error if it can be written; drop it otherwise."""
-    from ..files.paths import standard_closed, write_all
+    from ..io.streams import standard_closed, write_all
 
     if sys.stderr is None or standard_closed(2):
         return
@@ -111,9 +111,9 @@ def emit(line: str) -> None:
     """Write one line of a command's report to standard output, every byte of it (short writes
     continued, a non-blocking pipe waited on), or raise :class:`ReportLost`.
 
-    The line should already be escaped (:func:`shown`); characters the output's encoding
-    cannot hold are written as backslash escapes, never as an error."""
-    from ..files.paths import standard_closed, write_all
+    The line should already be escaped (:func:`onnx_relu._text.printable`); characters the
+    output's encoding cannot hold are written as backslash escapes, never as an error."""
+    from ..io.streams import standard_closed, write_all
 
     if sys.stdout is None or standard_closed(1):
         raise ReportLost("standard output is closed: the report cannot be written")
@@ -138,7 +138,7 @@ def emit(line: str) -> None:
 
 class _CompleteWriter(io.RawIOBase):
     """Descriptor ``fd`` as a binary stream whose ``write`` writes every byte
-    (:func:`onnx_relu.files.paths.write_all`): short writes continued, a full non-blocking pipe
+    (:func:`onnx_relu.io.streams.write_all`): short writes continued, a full non-blocking pipe
     waited on. Python's own standard output drops the rest of a short write when it is
     unbuffered (``PYTHONUNBUFFERED=1``) and raises ``BlockingIOError`` on a full non-blocking
     pipe when it is buffered."""
@@ -150,7 +150,7 @@ class _CompleteWriter(io.RawIOBase):
         return True
 
     def write(self, data: object) -> int:
-        from ..files.paths import write_all
+        from ..io.streams import write_all
 
         view = memoryview(data).cast("B")  # type: ignore[arg-type]
         write_all(self._fd, view)
@@ -192,21 +192,6 @@ def complete_standard_output() -> Iterator[None]:
             sys.stdout = stdout
         with contextlib.suppress(OSError, ValueError):
             complete.flush()
-
-
-def shown(name: str) -> str:
-    """A name (a file, a graph value) for one line of output: as it is if printable, else
-    quoted with escapes, so that a newline or a terminal control sequence in a name can neither
-    break one line per item nor reach the terminal, and a name that is not UTF-8 (a file name
-    decoded with surrogate escapes) prints as its escapes."""
-    return name if name.isprintable() else repr(name)
-
-
-def one_line(text: str) -> str:
-    """``text`` with every non-printable character escaped (as :func:`repr` does)."""
-    if text.isprintable():
-        return text
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 def os_error_text(exc: OSError) -> str:

@@ -9,7 +9,8 @@ import os
 from collections.abc import Iterator
 
 from ..argtypes import integer_at_least_one, positive_number, thread_count
-from ..files.paths import STDIO, TENSOR_FORMATS
+from ..files.jobs import DEFAULT_CHUNK_BYTES
+from ..files.paths import TENSOR_FORMATS
 from ._common import (
     EXIT_OK,
     NOT_WRITTEN,
@@ -56,7 +57,8 @@ def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         help="apply Relu to a tensor file (.npy, .pb) or a Zarr store (--dask)",
         description="Apply Relu to the tensor in IN and write it to OUT. IN and OUT are .npy\n"
         "(NumPy) or .pb (ONNX TensorProto) files, in any combination; .npy is processed in\n"
-        "windows of 8 MiB, so files larger than memory work. With --dask, IN and\n"
+        f"windows of {DEFAULT_CHUNK_BYTES >> 20} MiB, so files larger than memory work."
+        " With --dask, IN and\n"
         "OUT are Zarr stores processed on a Dask cluster.",
         epilog=_APPLY_EXAMPLES,
     )
@@ -112,6 +114,8 @@ def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
 def _check_options(args: argparse.Namespace) -> None:
     """The combinations of the command's own options; everything about IN and OUT is checked
     by the plan (:func:`onnx_relu.files.plan.plan_apply`)."""
+    from ..io.endpoint import STDIO
+
     if args.scheduler and not args.dask:
         raise UsageError("--scheduler needs --dask (it is the Dask scheduler's address)")
     if args.format is not None and STDIO not in (args.input, args.output):

@@ -9,6 +9,7 @@ import os
 import sys
 from collections.abc import Iterator
 
+from .._text import printable
 from ._common import (
     EXIT_FAILED,
     EXIT_OK,
@@ -20,14 +21,13 @@ from ._common import (
     emit,
     fail,
     note,
-    one_line,
     os_error_text,
     run_guarded,
-    shown,
 )
 
-TYPE_CHECKING = False  # (not typing's: see onnx_relu.files.paths)
+TYPE_CHECKING = False  # (not typing's: see onnx_relu.io.streams)
 if TYPE_CHECKING:  # onnx is imported only when a model is checked
+    from ..io.endpoint import Endpoint
     from ..onnx.check import Finding
 
 #: The suffix of the models searched for in folders (compared in lower case).
@@ -72,12 +72,15 @@ def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     )
 
 
-def model_paths(arguments: list[str]) -> Iterator[str]:
-    """The models to check: each file as given, each folder's ``*.onnx`` files (recursively,
-    sorted); a folder without any is a :class:`UsageError`."""
+def model_paths(arguments: list[str]) -> Iterator[Endpoint]:
+    """The models to check, each classified once: each file as given, each folder's ``*.onnx``
+    files (recursively, sorted); a folder without any is a :class:`UsageError`."""
+    from ..io.endpoint import Endpoint, PathKind
+
     for argument in arguments:
-        if not os.path.isdir(argument):
-            yield argument
+        given = Endpoint.input(argument, "MODEL")
+        if given.kind is not PathKind.DIRECTORY:
+            yield given
             continue
         found = []
         for root, folders, files in os.walk(argument):
@@ -88,8 +91,8 @@ def model_paths(arguments: list[str]) -> Iterator[str]:
                 if name.lower().endswith(MODEL_SUFFIX)
             ]
         if not found:
-            raise UsageError(f"MODEL folder {shown(argument)} holds no *{MODEL_SUFFIX} file")
-        yield from found
+            raise UsageError(f"MODEL folder {printable(argument)} holds no *{MODEL_SUFFIX} file")
+        yield from (Endpoint.input(path, "MODEL") for path in found)
 
 
 def finding_record(finding: Finding) -> dict[str, object]:
@@ -104,29 +107,14 @@ def finding_record(finding: Finding) -> dict[str, object]:
     }
 
 
-def _check_one(path: str) -> tuple[int | None, list[Finding]]:
+def _check_one(model: Endpoint) -> tuple[int | None, list[Finding]]:
     """The model's ai.onnx opset and its findings; raises as ``check_model`` does."""
-    from ..files.paths import check_readable
-
-    check_readable(path, "MODEL")
-    check_model_path(path)
+    model.require_readable()
+    model.require_model_file()
     from ..onnx import ai_onnx_opset, check_model, load_model
 
-    model = load_model(path, external_data=False)
-    return ai_onnx_opset(model), check_model(model)
-
-
-def check_model_path(path: str, what: str = "MODEL") -> None:
-    """A model is read from a regular file (it may name external data next to it): a FIFO, a
-    device or a socket is refused at once, never waited on or read without end."""
-    from ..files.paths import PathKind, describe, path_kind
-
-    kind = path_kind(path)
-    if kind not in (PathKind.REGULAR, PathKind.MISSING, PathKind.DANGLING_LINK):
-        raise UsageError(
-            f"{what} {describe(path, kind)} is not a regular file; a model is read from a"
-            " regular .onnx file"
-        )
+    loaded = load_model(model, external_data=False)
+    return ai_onnx_opset(loaded), check_model(loaded)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -137,9 +125,10 @@ def run(args: argparse.Namespace) -> int:
     def work() -> int:
         prog = f"{PROG} check"
         counts = {"clean": 0, "findings": 0, "unreadable": 0}
-        for path in model_paths(args.models):
+        for model in model_paths(args.models):
+            path = model.path
             try:
-                opset, findings = _check_one(path)
+                opset, findings = _check_one(model)
             except ImportError:
                 raise  # a missing extra fails every model alike: the one rule's line, exit 1
             except Exception as exc:  # noqa: BLE001 - one model's failure never stops the rest
@@ -150,13 +139,17 @@ def run(args: argparse.Namespace) -> int:
                     text = str(exc)
                 else:  # not a documented error: a fault of onnx-relu, said for this model
                     text = (
-                        f"{shown(path)}: onnx-relu failed to check it ({type(exc).__name__}:"
+                        f"{printable(path)}: onnx-relu failed to check it ({type(exc).__name__}:"
                         f" {exc}); this is a bug of onnx-relu, please report it"
                     )
                 if args.format == "json":
                     emit(json.dumps({"path": path, "error": " ".join(text.split())}))
-                text = one_line(text)
-                fail(prog, text if shown(path) in text else f"{shown(path)}: {text}", EXIT_USAGE)
+                text = printable(text, quote=False)
+                fail(
+                    prog,
+                    text if printable(path) in text else f"{printable(path)}: {text}",
+                    EXIT_USAGE,
+                )
                 continue
             counts["findings" if findings else "clean"] += 1
             if args.format == "json":
@@ -168,10 +161,10 @@ def run(args: argparse.Namespace) -> int:
                 emit(json.dumps(record))
             elif findings:
                 for finding in findings:  # "path: node: message", as grep and ruff print
-                    emit(one_line(f"{shown(path)}: {finding}"))
-                note(f"{len(findings)} finding(s) in {shown(path)}")
+                    emit(printable(f"{printable(path)}: {finding}", quote=False))
+                note(f"{len(findings)} finding(s) in {printable(path)}")
             else:
-                emit(f"{shown(path)}: no findings")
+                emit(f"{printable(path)}: no findings")
         if _stderr_is_terminal():
             checked = sum(counts.values())
             note(

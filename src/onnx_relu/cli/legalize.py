@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 
+from .._text import printable
 from ._common import (
     EXIT_OK,
     NOT_WRITTEN,
@@ -13,14 +14,14 @@ from ._common import (
     add_subcommand,
     emit,
     note,
-    one_line,
     run_guarded,
-    shown,
 )
 
-TYPE_CHECKING = False  # (not typing's: see onnx_relu.files.paths)
+TYPE_CHECKING = False  # (not typing's: see onnx_relu.io.streams)
 if TYPE_CHECKING:
     from typing import Any
+
+    from ..io.endpoint import Endpoint
 
 
 def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -70,45 +71,42 @@ def run(args: argparse.Namespace) -> int:
     """Legalize the model and write it to OUT atomically."""
 
     def work() -> int:
-        from ..files.paths import (
-            check_readable,
-            check_writable_destination,
-            refuse_terminal_output,
-        )
-        from .check import check_model_path
+        from ..io.endpoint import Endpoint, refuse_terminal_output
 
-        check_readable(args.model, "MODEL")
-        check_model_path(args.model)
-        to_stdout = args.output == "-"
+        source = Endpoint.input(args.model, "MODEL")
+        source.require_readable()
+        source.require_model_file()
+        destination = Endpoint.output(args.output, "OUT", dash_is_stdio=True)
+        to_stdout = destination.is_stdio
         if to_stdout:
             refuse_terminal_output("a binary model", "> OUT.onnx")
         else:
-            check_writable_destination(args.output)
+            destination.require_writable()
         from ..errors import LegalizationError
-        from ..files.paths import open_output
+        from ..io.streams import open_output
         from ..onnx import legalize_with_report
 
-        source: Any = args.model
+        given: Any = source  # the model's endpoint, or the converted model
         converted = ""
         if args.convert_opset is not None:
-            source, before = _converted(args.model, args.convert_opset)
+            given, before = _converted(source, args.convert_opset)
             converted = f"converted from ai.onnx opset {before} to {args.convert_opset}; "
         try:
-            done = legalize_with_report(source, target=args.target, exact=args.exact)
+            done = legalize_with_report(given, target=args.target, exact=args.exact)
         except LegalizationError as exc:
             raise UsageError(str(exc)) from None
         model = done.model
         _check_external_data_stays_reachable(model, args.model, "." if to_stdout else args.output)
         data = model.SerializeToString()
         # A FIFO or character device as OUT is written through; '-' is standard output.
-        with open_output(args.output, "OUT", dash_is_stdio=True) as output:
+        with open_output(destination) as output:
             output.write(data)
         report = note if to_stdout else emit  # standard output holds the model then
         for rewritten in done.rewritten:
-            report(one_line(f"{shown(args.model)}: {rewritten}"))
-        written = "standard output" if to_stdout else shown(args.output)
+            report(printable(f"{printable(args.model)}: {rewritten}", quote=False))
+        written = "standard output" if to_stdout else printable(args.output)
         copy = "" if done.rewritten or converted else ", a copy of MODEL"
-        report(f"{shown(args.model)}: {converted}{done.summary()}; wrote {written}{copy}")
+        report(f"{printable(args.model)}: {converted}{done.summary()}; wrote {written}{copy}")
         return EXIT_OK
 
     return run_guarded(
@@ -116,7 +114,7 @@ def run(args: argparse.Namespace) -> int:
     )
 
 
-def _converted(path: str, opset: int) -> tuple[Any, int | None]:
+def _converted(path: Endpoint, opset: int) -> tuple[Any, int | None]:
     """MODEL converted to ai.onnx ``opset`` by onnx's version converter, checked by onnx's
     checker; a model the converter cannot convert is a UsageError naming both opsets."""
     import onnx
@@ -133,8 +131,8 @@ def _converted(path: str, opset: int) -> tuple[Any, int | None]:
         onnx.checker.check_model(converted, full_check=True)
     except Exception as exc:  # noqa: BLE001 - onnx raises RuntimeError, ValidationError...
         raise UsageError(
-            f"onnx's version converter cannot convert MODEL {shown(path)} from opset {before}"
-            f" to {opset}: {type(exc).__name__}: {exc}"
+            f"onnx's version converter cannot convert MODEL {printable(path.path)} from opset"
+            f" {before} to {opset}: {type(exc).__name__}: {exc}"
         ) from None
     return converted, before
 
@@ -146,7 +144,7 @@ def _check_external_data_stays_reachable(model: Any, source: str, output: str) -
 
     if not any(uses_external_data(tensor) for tensor in model.graph.initializer):
         return
-    from ..files.paths import absolute_path
+    from ..io.endpoint import absolute_path
 
     source_folder = os.path.realpath(os.path.dirname(absolute_path(source)))
     output_folder = os.path.realpath(os.path.dirname(absolute_path(output)))

@@ -7,8 +7,9 @@ from __future__ import annotations
 import argparse
 import os
 
+from .._text import printable
 from ..argtypes import thread_count
-from ..files.paths import absolute_path
+from ..files.paths import TENSOR_FORMATS
 from ._common import (
     EXIT_OK,
     PROG,
@@ -16,11 +17,10 @@ from ._common import (
     add_subcommand,
     emit,
     run_guarded,
-    shown,
     thread_limit,
 )
 
-TYPE_CHECKING = False  # (not typing's: see onnx_relu.files.paths)
+TYPE_CHECKING = False  # (not typing's: see onnx_relu.io.streams)
 if TYPE_CHECKING:
     from typing import Any
 
@@ -79,7 +79,7 @@ def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     )
     parser.add_argument(
         "--format",
-        choices=("npy", "pb"),
+        choices=tuple(TENSOR_FORMATS.values()),
         default="npy",
         help="file format of the outputs (default: npy)",
     )
@@ -136,35 +136,13 @@ def _parse_run_inputs(entries: list[str], required: list[str]) -> dict[str, str]
     return files
 
 
-_shown = shown  # (the one escaping rule of every command)
-
-
-def _check_output_folder(path: str) -> None:
-    """-o DIR can be created, or is a writable folder: checked before the model runs."""
-    if os.path.islink(path) and not os.path.exists(path):
-        raise UsageError(
-            f"-o {shown(path)} is a dangling symbolic link (to"
-            f" {os.readlink(path)!r}); give a folder"
-        )
-    if os.path.exists(path) and not os.path.isdir(path):
-        raise UsageError(f"-o {path!r} exists and is not a folder")
-    # The nearest part of the path that exists must be a folder we may create entries in.
-    existing = absolute_path(path)
-    while not os.path.exists(existing):
-        existing = os.path.dirname(existing)
-    if not os.path.isdir(existing):
-        raise UsageError(f"-o {path!r}: {existing!r} is a file, not a folder")
-    if not os.access(existing, os.W_OK | os.X_OK):
-        raise UsageError(f"-o {path!r}: the folder {existing!r} is not writable")
-
-
 def _output_paths(args: argparse.Namespace, output_names: list[str]) -> list[str]:
     """The file of each graph output in -o DIR, each checked before the model runs: a name the
     file system can hold, and a regular file or nothing there (a folder, a FIFO or a device is
     refused, never replaced)."""
-    from ..files.paths import check_output_kind
+    from ..io.endpoint import Endpoint
 
-    _check_output_folder(args.output_dir)
+    Endpoint.of(args.output_dir, "-o").require_creatable_folder()
     try:
         name_max = os.pathconf(
             args.output_dir if os.path.isdir(args.output_dir) else ".", "PC_NAME_MAX"
@@ -181,26 +159,28 @@ def _output_paths(args: argparse.Namespace, output_names: list[str]) -> list[str
         file_name = f"{stem}.{args.format}"
         if len(os.fsencode(file_name)) > name_max:
             raise UsageError(
-                f"graph output {shown(name)} would be written to a file name of"
+                f"graph output {printable(name)} would be written to a file name of"
                 f" {len(os.fsencode(file_name))} bytes; the file system allows {name_max}"
                 " (nothing was run or written)"
             )
         path = os.path.join(args.output_dir, file_name)
         try:
-            check_output_kind(path, f"output file for {shown(name)}", streams=False)
+            Endpoint.output(path, f"output file for {printable(name)}").require_output_kind(
+                streams=False
+            )
         except IsADirectoryError:
-            raise UsageError(f"output file {path!r} for {shown(name)} is a folder") from None
+            raise UsageError(f"output file {path!r} for {printable(name)} is a folder") from None
         paths.append(path)
     return paths
 
 
 def _read_inputs(args: argparse.Namespace, required: list[str]) -> dict[str, Any]:
     from ..files import read_tensor
-    from ..files.paths import check_readable
+    from ..io.endpoint import Endpoint
 
     files = _parse_run_inputs(args.inputs, required)
     for path in files.values():
-        check_readable(path, "input file")
+        Endpoint.input(path, "input file").require_readable()
     return {name: read_tensor(path) for name, path in files.items()}
 
 
@@ -216,28 +196,14 @@ def _run_backend(args: argparse.Namespace) -> tuple[list[str], list[str], list[A
 
 def _check_ort_feeds(session: Any, feeds: dict[str, Any]) -> None:
     """Every graph input fed, nothing else, each with its declared type: checked before the run
-    so that the user gets onnx-relu's one-line errors rather than onnxruntime's."""
-    from ..dtypes import describe_dtype, native, onnx_type_name
-    from ..errors import InputTypeMismatchError, ModelInputError
+    so that the user gets onnx-relu's one-line errors (the backend's words) rather than
+    onnxruntime's."""
+    from ..onnx.feeds import check_feed_names, check_feed_type
 
     declared = {graph_input.name: graph_input.type for graph_input in session.get_inputs()}
-    unknown = sorted(set(feeds) - set(declared))
-    missing = [name for name in declared if name not in feeds]
-    if unknown:
-        raise ModelInputError(
-            f"unknown input name(s) {unknown}; the model's inputs are {list(declared)}"
-        )
-    if missing:
-        raise ModelInputError(
-            f"missing input(s) {missing}; the model's inputs are {list(declared)}"
-        )
+    check_feed_names(feeds, list(declared))
     for name, array in feeds.items():
-        given = onnx_type_name(native(array.dtype))
-        if given != declared[name]:
-            raise InputTypeMismatchError(
-                f"input {name!r} is declared {declared[name]} but was fed"
-                f" {describe_dtype(array.dtype)} (nothing is cast)"
-            )
+        check_feed_type(name, declared[name], array.dtype)
 
 
 def _run_onnxruntime(args: argparse.Namespace) -> tuple[list[str], list[str], list[Any]]:
@@ -268,8 +234,8 @@ def _run_onnxruntime(args: argparse.Namespace) -> tuple[list[str], list[str], li
     for output in session.get_outputs():
         if not str(output.type).startswith("tensor("):
             raise InvalidModelError(
-                f"graph output {shown(output.name)} is a {output.type}, not a tensor: run writes"
-                " each output as a tensor file (.npy, .pb)"
+                f"graph output {printable(output.name)} is a {output.type}, not a tensor: run"
+                " writes each output as a tensor file (.npy, .pb)"
             )
     paths = _output_paths(args, output_names)
     feeds = _read_inputs(args, [graph_input.name for graph_input in session.get_inputs()])
@@ -297,11 +263,11 @@ class _OrtRunFailed(Exception):
 
 def _run_model_files(args: argparse.Namespace) -> list[str]:
     from ..files import write_tensor
-    from ..files.paths import check_readable
-    from .check import check_model_path
+    from ..io.endpoint import Endpoint
 
-    check_readable(args.model, "MODEL")
-    check_model_path(args.model)
+    model = Endpoint.input(args.model, "MODEL")
+    model.require_readable()
+    model.require_model_file()
     if args.engine == "onnxruntime":
         output_names, paths, outputs = _run_onnxruntime(args)
     else:
@@ -310,7 +276,9 @@ def _run_model_files(args: argparse.Namespace) -> list[str]:
     written = []
     for name, path, value in zip(output_names, paths, outputs, strict=True):
         write_tensor(path, value, name=name)
-        written.append(f"{_shown(name)} -> {shown(path)} ({value.dtype.name}, shape {value.shape})")
+        written.append(
+            f"{printable(name)} -> {printable(path)} ({value.dtype.name}, shape {value.shape})"
+        )
     return written
 
 

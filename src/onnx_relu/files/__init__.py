@@ -7,13 +7,14 @@ naming the extra and how to install it. Importing this package imports none of t
 
 - :func:`read_tensor`, :func:`write_tensor` (:mod:`.tensors`): ``.npy`` (:mod:`.npy`) and
   ``.pb`` (:mod:`.pb`), bit for bit.
-- :mod:`.paths`: what a path is (regular file, missing, ``-``, FIFO, device, folder) and what
-  reading and writing it does; every reader and writer opens its paths there.
+- :mod:`onnx_relu.io` (re-exported by :mod:`.paths`): what a path is (regular file, missing,
+  ``-``, FIFO, device, folder), classified once, and what reading and writing it does; every
+  reader and writer opens its paths there.
 - :func:`relu_file` (:mod:`.apply`): Relu of a whole file, out of core for ``.npy``, or in place.
 - :func:`~.plan.plan_apply` (:mod:`.plan`): the plan of one such job, made once (what IN and
-  OUT are, every refusal checked before anything is created), then run in one pass; what
-  :func:`relu_file` and ``onnx-relu apply`` run.
-- :func:`relu_zarr` (:mod:`.zarr_dask`): Relu of a Zarr store on a Dask cluster.
+  OUT are, every refusal checked before anything is created), then its job (:mod:`.jobs`) run
+  in one pass; what :func:`relu_file` and ``onnx-relu apply`` run.
+- :func:`relu_zarr` (:mod:`.jobs.zarr_dask`): Relu of a Zarr store on a Dask cluster.
 - :data:`Progress` (:mod:`.progress`): the ``progress(done_bytes, total_bytes)`` callback type.
 - :func:`atomic_file`, :data:`TEMP_SUFFIX`: how every output file is written (the new content
   under a temporary name ending in ``TEMP_SUFFIX``, renamed over the destination when complete).
@@ -33,11 +34,11 @@ Examples
 # (not typing.TYPE_CHECKING: importing typing costs more than this module)
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # what static checkers see; at run time __getattr__ below imports them
-    from ._atomic import TEMP_SUFFIX, atomic_file
+    from ..io.atomic import TEMP_SUFFIX, atomic_file
     from .apply import relu_file
+    from .jobs.zarr_dask import relu_zarr
     from .progress import Progress
     from .tensors import read_tensor, write_tensor
-    from .zarr_dask import relu_zarr
 
 __all__ = [
     "read_tensor",
@@ -56,10 +57,10 @@ _LAZY_EXPORTS = {
     "read_tensor": ".tensors",
     "write_tensor": ".tensors",
     "relu_file": ".apply",
-    "relu_zarr": ".zarr_dask",
+    "relu_zarr": ".jobs.zarr_dask",
     "Progress": ".progress",
-    "atomic_file": "._atomic",
-    "TEMP_SUFFIX": "._atomic",
+    "atomic_file": "..io.atomic",
+    "TEMP_SUFFIX": "..io.atomic",
 }
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import io
+import os
 import struct
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
@@ -16,12 +17,13 @@ import numpy as np
 
 from ..dtypes import bfloat16_dtype, is_bfloat16, native
 from ..errors import InvalidTensorFileError
-from .paths import Output, open_input, regular_size, write_all
+from ..io.streams import Output, open_input, read_exact, regular_size, write_all
 
 __all__ = [
     "NPY_MAGIC",
     "NpyHeader",
     "read_npy_header",
+    "truncation_error",
     "read_npy_data",
     "read_npy",
     "write_npy",
@@ -104,6 +106,31 @@ def _check_array_size(shape: tuple[int, ...], dtype: np.dtype, name: str) -> Non
             f" {_MAX_ARRAY_BYTES} bytes (the element count overflows), which no array can"
             " hold; the file is corrupt"
         )
+
+
+def truncation_error(
+    label: str, header: NpyHeader, got: int, *, now: int | None = None
+) -> InvalidTensorFileError:
+    """The one way short ``.npy`` data is reported: the bytes of data its header promises
+    against the ``got`` bytes there are; ``now``: the size a regular file has shrunk to since its
+    header was read (another process changed it during the run).
+
+    Examples
+    --------
+    >>> header = NpyHeader((4,), np.dtype("float32"), False, 128)
+    >>> print(truncation_error("x", header, 12))
+    x is truncated: its header promises 16 bytes of data (shape (4,), float32) but only 12 follow
+    """
+    if now is not None:
+        return InvalidTensorFileError(
+            f"{label} was truncated while being read: its header says"
+            f" {header.data_offset + header.nbytes} bytes, the file now holds {now}"
+            " (was it changed during the run?)"
+        )
+    return InvalidTensorFileError(
+        f"{label} is truncated: its header promises {header.nbytes} bytes of data"
+        f" (shape {header.shape}, {header.dtype.name}) but only {max(got, 0)} follow"
+    )
 
 
 def read_npy_header(file: BinaryIO, name: str = "the file") -> NpyHeader:
@@ -189,10 +216,7 @@ def read_npy_header(file: BinaryIO, name: str = "the file") -> NpyHeader:
     if file_size is not None:
         follow = file_size - file.tell()
         if follow < result.nbytes:
-            raise InvalidTensorFileError(
-                f"{name} is truncated: its header promises {result.nbytes} bytes of data"
-                f" (shape {shape}, {dtype.name}) but only {max(follow, 0)} follow"
-            )
+            raise truncation_error(name, result, follow)
     return result
 
 
@@ -213,7 +237,8 @@ def _bytes_view(array: np.ndarray) -> memoryview:
 
 
 def read_npy(path: str) -> np.ndarray:
-    """The array of the ``.npy`` file ``path`` (opened by :func:`~.paths.open_input`)."""
+    """The array of the ``.npy`` file ``path`` (opened by
+    :func:`~onnx_relu.io.streams.open_input`)."""
     with open_input(path) as file:
         label = repr(path)
         return read_npy_data(file, read_npy_header(file, label), label)
@@ -229,30 +254,21 @@ def read_npy_data(file: BinaryIO, header: NpyHeader, label: str) -> np.ndarray:
         while len(data) < header.nbytes:
             piece = file.read(min(header.nbytes - len(data), 1 << 24))
             if not piece:
-                raise InvalidTensorFileError(
-                    f"{label} is truncated: its .npy header promises {header.nbytes} bytes of"
-                    f" data (shape {header.shape}, {header.dtype.name}) but only {len(data)}"
-                    " arrived"
-                )
+                raise truncation_error(label, header, len(data))
             data += piece
         flat: np.ndarray = np.frombuffer(data, dtype=header.dtype)
         shaped: np.ndarray = flat.reshape(header.shape, order=order)  # type: ignore[call-overload]
         return shaped
     array: np.ndarray = np.empty(header.shape, dtype=header.dtype, order=order)  # type: ignore[call-overload]
     if header.nbytes:
-        target = _bytes_view(array)
-        filled = 0
-        while filled < header.nbytes:
-            count = file.readinto(target[filled:])  # type: ignore[attr-defined]  # BinaryIO lacks it
-            if not count:
-                raise InvalidTensorFileError(f"{label} is truncated (shorter than its header says)")
-            filled += count
+        if read_exact(file, _bytes_view(array)) < header.nbytes:
+            raise truncation_error(label, header, 0, now=os.fstat(file.fileno()).st_size)
     return array
 
 
 def write_npy(file: Any, array: np.ndarray) -> None:
     """Write ``array`` as ``.npy`` data (header, then every byte of its data) to ``file``: an
-    :class:`~.paths.Output`, a file object, or anything with ``write``.
+    :class:`~onnx_relu.io.streams.Output`, a file object, or anything with ``write``.
 
     bfloat16 is written as ``numpy.save`` writes it (descr ``'<V2'``, native byte order).
 
@@ -283,9 +299,10 @@ def write_npy(file: Any, array: np.ndarray) -> None:
 
 
 def _write_to(file: Any, data: bytes | memoryview) -> None:
-    """Every byte of ``data`` to ``file``: an :class:`~.paths.Output`, a file object with a
-    descriptor (flushed, then written with :func:`~.paths.write_all`, which finishes short
-    writes), or any object with ``write`` (``io.BytesIO``)."""
+    """Every byte of ``data`` to ``file``: an :class:`~onnx_relu.io.streams.Output`, a file
+    object with a descriptor (flushed, then written with
+    :func:`~onnx_relu.io.streams.write_all`, which finishes short writes), or any object with
+    ``write`` (``io.BytesIO``)."""
     if isinstance(file, Output):
         file.write(data)
         return

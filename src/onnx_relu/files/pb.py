@@ -12,7 +12,7 @@ import numpy as np
 from .._protobuf import PROTOBUF_MESSAGE_LIMIT
 from ..dtypes import bfloat16_dtype, native
 from ..errors import InvalidTensorFileError
-from .paths import open_input, read_bounded
+from ..io.streams import open_input, read_bounded
 
 __all__ = [
     "read_pb_tensor",

@@ -1,33 +1,22 @@
 """The plan of one Relu over files, made once: what IN and OUT are, every refusal checked before
-anything is created, then one pass that streams.
+anything is created, then the job that does it in one pass.
 
 :func:`plan_apply` is what :func:`onnx_relu.files.relu_file` and ``onnx-relu apply`` run. It
-works out, once, what the source and the destination are (their paths, how messages name them,
-their kinds of path from :mod:`.paths`, ``-`` for standard input or output included, their
-formats), checks every rule and limit (formats by suffix or, for standard input, by its data;
-the in-place rules; the Zarr rules; readable and writable paths; the type at the opset;
-protobuf's 2 GiB), and holds the source open with its header read. The plan's
-:meth:`ApplyPlan.run` then does the job in one pass:
-
-``.npy`` to ``.npy`` (and in place) never loads the array: the source is read one window of
-``chunk_bytes`` at a time into one reused buffer (``os.preadv`` for a regular file, in order
-for a stream), Relu runs in that buffer, and the buffer is written to the destination (in
-place: back where it came from), so peak memory is one window whatever the file's size.
-Anything involving ``.pb`` goes through memory (a TensorProto is at most 2 GiB anyway). A Zarr
-store (``dask=True``) runs :func:`onnx_relu.files.relu_zarr`.
+classifies the source and the destination once (:class:`~onnx_relu.io.endpoint.Endpoint`: their
+paths, how messages name them, their kinds of path, ``-`` for standard input or output
+included, their formats), checks every rule and limit (formats by suffix or, for standard
+input, by its data; the in-place rules; the Zarr rules; readable and writable paths; the type
+at the opset; protobuf's 2 GiB), holds the source open with its header read, and chooses the
+job (:mod:`.jobs`): :class:`~.jobs.stream.StreamJob` for ``.npy`` to ``.npy`` in windows (peak
+memory one window, whatever the file's size), :class:`~.jobs.stream.MemoryJob` for anything
+involving ``.pb`` (a TensorProto is at most 2 GiB anyway), :class:`~.jobs.in_place.InPlaceJob`
+and :class:`~.jobs.zarr_dask.ZarrJob`. :meth:`ApplyPlan.run` runs it.
 
 The windows are read, not memory-mapped: a file that another process shortens during the run
 (truncated, or a copy still being written) would deliver SIGBUS, which kills the process, at
 the first touch of a mapped page past its new end; a read instead comes back short, which is
 reported as :class:`~onnx_relu.errors.InvalidTensorFileError` naming the file, with the
 temporary output removed.
-
-The destination is opened by :func:`.paths.open_output`: a regular (or missing) file is
-replaced atomically (:func:`onnx_relu.files.atomic_file`), a FIFO or a character device or
-standard output is written through. The source is only read. In place, a ``.npy`` file is
-rewritten window by window; that is not atomic, but Relu is idempotent
-(``relu(relu(x)) == relu(x)``, NaN bits included), so running it again on a file whose rewrite
-was interrupted completes it correctly.
 """
 
 from __future__ import annotations
@@ -35,50 +24,36 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass, field
-from typing import Any, BinaryIO
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, BinaryIO
 
-import numpy as np
-
-from .. import check_dtype, relu
-from ..errors import (
-    FileArgumentError,
-    InvalidTensorFileError,
-    UnsupportedFileFormatError,
-    UnsupportedPathError,
-)
-from ._atomic import store_replacement_refusal
-from .npy import NPY_MAGIC, NpyHeader, read_npy_data, read_npy_header, write_npy
-from .paths import (
-    STDIO,
-    PathKind,
-    absolute_path,
-    check_output_kind,
-    check_readable,
-    check_writable_destination,
-    describe,
-    open_input,
-    open_output,
-    path_kind,
-    refuse_terminal_output,
-    regular_size,
-)
-from .pb import encode_pb_tensor, parse_pb_tensor, pb_size_refusal, read_pb_bytes
+from .. import check_dtype
+from ..errors import FileArgumentError, UnsupportedFileFormatError
+from ..io.endpoint import Endpoint, PathKind, absolute_path, refuse_terminal_output
+from ..io.streams import Prefixed, open_input
+from .jobs import DEFAULT_CHUNK_BYTES as _DEFAULT_WINDOW
+from .jobs.in_place import InPlaceJob
+from .jobs.stream import MemoryJob, NpySource, PbSource, StreamJob
+from .jobs.zarr_output import store_replacement_refusal
+from .npy import NPY_MAGIC, NpyHeader, read_npy_header
+from .pb import parse_pb_tensor, pb_size_refusal, read_pb_bytes
 from .progress import Progress
 from .tensors import TENSOR_FORMATS, tensor_format
+
+if TYPE_CHECKING:
+    from .jobs.zarr_dask import ZarrJob
 
 __all__ = [
     "DEFAULT_CHUNK_BYTES",
     "Names",
     "LIBRARY_NAMES",
-    "Endpoint",
     "ApplyPlan",
     "plan_apply",
 ]
 
-#: Bytes per window: large enough that per-window costs (two system calls) vanish, small
-#: enough to stay near the CPU caches and keep peak memory low.
-DEFAULT_CHUNK_BYTES = 8 << 20
+#: Bytes per window (:data:`onnx_relu.files.jobs.DEFAULT_CHUNK_BYTES`); :func:`plan_apply` reads
+#: it here when a plan is made.
+DEFAULT_CHUNK_BYTES = _DEFAULT_WINDOW
 
 
 @dataclass(frozen=True)
@@ -108,123 +83,43 @@ LIBRARY_NAMES = Names()
 
 
 @dataclass(frozen=True)
-class Endpoint:
-    """The source or the destination of a plan.
-
-    Attributes
-    ----------
-    path : str
-        As given; ``"-"`` for standard input or output.
-    label : str
-        How messages name it: the path quoted, or "standard input" / "standard output".
-    kind : PathKind
-        What the path is (:func:`.paths.path_kind`); :attr:`PathKind.STDIO` for ``-``.
-    format : str
-        "npy", "pb" or "zarr".
-    """
-
-    path: str
-    label: str
-    kind: PathKind
-    format: str
-
-
-@dataclass(frozen=True)
 class ApplyPlan:
     """A checked job made by :func:`plan_apply`: run it with :meth:`run`, inside the ``with``
     block that made it (the source is held open there).
 
     Attributes
     ----------
-    mode : str
-        "stream" (source to destination in one pass), "in_place" or "dask".
     source : Endpoint
     destination : Endpoint or None
         None in place.
-    opset : int or None
-    chunk_bytes : int
-        The size of the windows of ``.npy`` data.
-    names : Names
-    dash_is_stdio : bool
-        Whether ``-`` names standard input or output.
-    header : NpyHeader or None
-        The ``.npy`` source's header, read once (None for ``.pb`` and Zarr).
-    tensor : numpy.ndarray or None
-        A ``.pb`` source's values, read, parsed and checked (None otherwise).
-    tensor_name : str or bytes
-        That TensorProto's name (kept when the destination is ``.pb``, as bytes where it is
-        not UTF-8).
-    scheduler : str or None
-        With Dask: the scheduler's address (None: a LocalCluster).
-    stall_timeout : float or None
-        With Dask: seconds without a completed block before giving up (None: the default).
+    job : StreamJob, MemoryJob, InPlaceJob or ZarrJob
+        What :meth:`run` runs (:mod:`onnx_relu.files.jobs`).
     """
 
-    mode: str
     source: Endpoint
     destination: Endpoint | None
-    opset: int | None
-    chunk_bytes: int
-    names: Names
-    dash_is_stdio: bool = False
-    header: NpyHeader | None = None
-    tensor: np.ndarray | None = field(default=None, repr=False)
-    tensor_name: str | bytes = ""
-    scheduler: str | None = None
-    stall_timeout: float | None = None
-    file: BinaryIO | None = field(default=None, repr=False, compare=False)
+    job: StreamJob | MemoryJob | InPlaceJob | ZarrJob
+
+    @property
+    def mode(self) -> str:
+        """What the job is: "stream" (source to destination in one pass), "in_place" or "dask"."""
+        return self.job.mode
+
+    @property
+    def header(self) -> NpyHeader | None:
+        """The ``.npy`` source's header, read once (None for ``.pb`` and Zarr)."""
+        source = getattr(self.job, "source", None)
+        return source.header if isinstance(source, NpySource) else None
 
     @property
     def stdio(self) -> bool:
         """Whether standard input or standard output is one of its ends."""
-        ends = (self.source, self.destination)
-        return any(end is not None and end.kind is PathKind.STDIO for end in ends)
+        return self.source.is_stdio or (self.destination is not None and self.destination.is_stdio)
 
     def run(self, progress: Progress | None = None) -> None:
         """Do the job in one pass; ``progress(done_bytes, total_bytes)`` is called as ``.npy``
         windows (or Zarr chunks) complete."""
-        if self.mode == "dask":
-            self._run_dask(progress)
-            return
-        assert self.file is not None  # only a Dask plan holds no source
-        if self.mode == "in_place":
-            assert self.header is not None  # an in-place plan's source is a .npy file
-            _relu_in_place(self.file, self.source.label, self.header, self, progress)
-            return
-        assert self.destination is not None  # only an in-place plan has none
-        if self.header is not None and self.destination.format == "npy":
-            _stream_npy(self.file, self.header, self, progress)
-            return
-        if self.header is not None:
-            array = read_npy_data(self.file, self.header, self.source.label)
-        else:
-            assert self.tensor is not None  # a .pb source was parsed when planned
-            array = self.tensor
-        relu(array, out=array, opset=self.opset)  # the array is our own copy: no second buffer
-        if self.destination.format == "pb":
-            encoded = encode_pb_tensor(array, self.destination.path, self.tensor_name)
-            with self._output() as output:
-                output.write(encoded)
-        else:
-            with self._output() as output:
-                write_npy(output, array)
-
-    def _output(self) -> contextlib.AbstractContextManager[Any]:
-        assert self.destination is not None
-        return open_output(self.destination.path, self.names.dst, dash_is_stdio=self.dash_is_stdio)
-
-    def _run_dask(self, progress: Progress | None) -> None:
-        from .zarr_dask import STALL_TIMEOUT_S, relu_zarr
-
-        assert self.destination is not None
-        relu_zarr(
-            self.source.path,
-            self.destination.path,
-            opset=self.opset,
-            scheduler=self.scheduler,
-            progress=progress,
-            stall_timeout=STALL_TIMEOUT_S if self.stall_timeout is None else self.stall_timeout,
-        )
+        self.job.run(progress)
 
 
 @contextlib.contextmanager
@@ -313,8 +208,7 @@ def plan_apply(
     ...
     onnx_relu.errors.FileArgumentError: in_place=True rewrites src itself: pass no dst
     """
-    if chunk_bytes is None:
-        chunk_bytes = DEFAULT_CHUNK_BYTES
+    chunk_bytes = DEFAULT_CHUNK_BYTES if chunk_bytes is None else chunk_bytes
     if chunk_bytes < 1:
         raise ValueError(f"chunk_bytes must be >= 1, got {chunk_bytes}")
     if stream_format is not None and stream_format not in TENSOR_FORMATS.values():
@@ -325,9 +219,44 @@ def plan_apply(
     # bytes paths are decoded as the OS would; os.fsdecode gives the OS the same bytes back
     src = os.fsdecode(os.fspath(src))
     dst = None if dst is None else os.fsdecode(os.fspath(dst))
-    common: dict[str, Any] = {"opset": opset, "chunk_bytes": chunk_bytes, "names": names}
-    stdin = dash_is_stdio and src == STDIO
-    stdout = dash_is_stdio and dst == STDIO
+    source = Endpoint.input(src, names.src, dash_is_stdio=dash_is_stdio)
+    destination = (
+        None if dst is None else Endpoint.output(dst, names.dst, dash_is_stdio=dash_is_stdio)
+    )
+    _refuse_combinations(source, destination, in_place, dask, names)
+    if dask:
+        yield _dask_plan(
+            source, destination, in_place, opset, scheduler, stall_timeout, check_paths, names
+        )
+        return
+    src_format = None if source.is_stdio else tensor_format(source.path)
+    if in_place:
+        if destination is not None:
+            raise FileArgumentError(
+                f"{names.in_place} rewrites {names.src} itself: pass no {names.dst}"
+            )
+        with _in_place_plan(source, src_format, opset, chunk_bytes, check_paths, names) as plan:
+            yield plan
+        return
+    if destination is None:
+        raise FileArgumentError(
+            f"{names.dst} is required (or {names.in_place} to rewrite {names.src})"
+        )
+    with _stream_plan(
+        source, src_format, destination, stream_format, opset, chunk_bytes, check_paths
+    ) as plan:
+        yield plan
+
+
+def _zarr_name(path: str) -> bool:
+    return path.rstrip("/\\").lower().endswith(".zarr")
+
+
+def _refuse_combinations(
+    source: Endpoint, destination: Endpoint | None, in_place: bool, dask: bool, names: Names
+) -> None:
+    """The arguments that do not go together, refused before any path is opened."""
+    stdin, stdout = source.is_stdio, destination is not None and destination.is_stdio
     if in_place and stdin:
         raise FileArgumentError(
             f"{names.in_place} rewrites a .npy file; it cannot rewrite standard input ('-')"
@@ -336,160 +265,139 @@ def plan_apply(
         raise FileArgumentError(
             f"{names.dask or 'dask'} works on Zarr stores, not on standard input or output ('-')"
         )
-    if dst is None and stdin:
+    if destination is None and stdin:
         raise FileArgumentError(f"{names.dst} is required: a file name, or - for standard output")
-    if dask:
-        yield _dask_plan(src, dst, in_place, scheduler, stall_timeout, check_paths, common)
-        return
-    if names.dask and not (stdin or stdout) and (_zarr_name(src) or (dst and _zarr_name(dst))):
+    zarr_named = _zarr_name(source.path) or (
+        destination is not None and _zarr_name(destination.path)
+    )
+    if not dask and names.dask and not (stdin or stdout) and zarr_named:
         raise FileArgumentError(f"Zarr stores are processed on Dask: add {names.dask}")
-    src_format = None if stdin else tensor_format(src)
-    if in_place:
-        if dst is not None:
-            raise FileArgumentError(
-                f"{names.in_place} rewrites {names.src} itself: pass no {names.dst}"
-            )
-        if src_format != "npy":
-            raise FileArgumentError(
-                f"in-place needs a .npy file; {src!r} is a .pb file, whose protobuf"
-                " encoding cannot be rewritten in place: write the result to a new file instead"
-            )
-        with _in_place_plan(src, check_paths, common) as plan:
-            yield plan
-        return
-    if dst is None:
-        raise FileArgumentError(
-            f"{names.dst} is required (or {names.in_place} to rewrite {names.src})"
-        )
-    dst_format = None if stdout else tensor_format(dst)
-    dst_kind = None
-    if check_paths:
-        if not stdin:
-            check_readable(src, names.src)
-        if not stdout:
-            dst_kind = check_writable_destination(dst, names.dst)
-    if stdout:
-        refuse_terminal_output("binary tensor data", "> y.npy")
-    source_label = "standard input" if stdin else repr(src)
-    with open_input(src, names.src, dash_is_stdio=dash_is_stdio) as opened:
-        file: BinaryIO = opened
-        if stdin:
-            start = file.read(len(NPY_MAGIC))
-            src_format = stream_format or _sniffed(start, source_label)
-            if src_format == "pb" and start.startswith(NPY_MAGIC):
-                raise UnsupportedFileFormatError(
-                    f"{source_label} holds .npy data (it starts with the .npy magic string), not"
-                    " an ONNX TensorProto as the format 'pb' says"
-                )
-            file = _Rejoined(start, file)  # type: ignore[assignment]
-        assert src_format is not None
-        if stdout:
-            dst_format = stream_format or src_format
-        assert dst_format is not None
-        source = Endpoint(
-            src, source_label, path_kind(src, dash_is_stdio=dash_is_stdio), src_format
-        )
-        header = None
-        tensor = None
-        tensor_name: str | bytes = ""
-        if src_format == "npy":
-            header = read_npy_header(file, source_label)
-            check_dtype(header.dtype, opset)
-            if dst_format == "pb":  # refused before reading what cannot be written
-                refusal = pb_size_refusal(header.nbytes, dst)
-                if refusal is not None:
-                    raise UnsupportedFileFormatError(refusal)
-        else:
-            data = read_pb_bytes(file, source_label)
-            base = absolute_path(".") if stdin else os.path.dirname(absolute_path(src))
-            tensor, tensor_name = parse_pb_tensor(data, source_label, base)
-            check_dtype(tensor.dtype, opset)
-        if dst_kind is None:
-            dst_kind = check_output_kind(dst, names.dst, dash_is_stdio=dash_is_stdio)
-        destination = Endpoint(
-            dst, "standard output" if stdout else repr(dst), dst_kind, dst_format
-        )
-        yield ApplyPlan(
-            "stream",
-            source,
-            destination,
-            dash_is_stdio=dash_is_stdio,
-            header=header,
-            tensor=tensor,
-            tensor_name=tensor_name,
-            file=file,
-            **common,
-        )
-
-
-def _zarr_name(path: str) -> bool:
-    return path.rstrip("/\\").lower().endswith(".zarr")
 
 
 def _dask_plan(
-    src: str,
-    dst: str | None,
+    source: Endpoint,
+    destination: Endpoint | None,
     in_place: bool,
+    opset: int | None,
     scheduler: str | None,
     stall_timeout: float | None,
     check_paths: bool,
-    common: dict[str, Any],
+    names: Names,
 ) -> ApplyPlan:
     """The plan of a Zarr store on Dask: only names and paths are checked here; the store's
     type is checked by :func:`.zarr_dask.relu_zarr` before any cluster work."""
-    names: Names = common["names"]
+    from .jobs.zarr_dask import STALL_TIMEOUT_S, ZarrJob
+
     dask = names.dask or "dask"
     if in_place:
         raise FileArgumentError(f"{names.in_place} works on .npy files, not with {dask}")
-    if dst is None:
+    if destination is None:
         raise FileArgumentError(f"{names.dst} is required with {dask}: the Zarr store to write")
-    for role, path in ((names.src, src), (names.dst, dst)):
-        if not _zarr_name(path):
+    for end in (source, destination):
+        if not _zarr_name(end.path):
             raise FileArgumentError(
-                f"with {dask}, {role} must be a Zarr store named *.zarr, got {path!r}"
+                f"with {dask}, {end.what} must be a Zarr store named *.zarr, got {end.path!r}"
             )
     if check_paths:
-        check_readable(src, names.src, folder=True)
-        check_writable_destination(dst, names.dst, store=True)
-    refusal = store_replacement_refusal(dst)
+        source.require_readable(folder=True)
+        destination.require_writable(store=True)
+    refusal = store_replacement_refusal(destination.path)
     if refusal is not None:
         raise FileArgumentError(f"{names.dst} {refusal}")
-    return ApplyPlan(
-        "dask",
-        Endpoint(src, repr(src), path_kind(src), "zarr"),
-        Endpoint(dst, repr(dst), path_kind(dst), "zarr"),
-        scheduler=scheduler,
-        stall_timeout=stall_timeout,
-        **common,
-    )
+    source, destination = source.with_format("zarr"), destination.with_format("zarr")
+    timeout = STALL_TIMEOUT_S if stall_timeout is None else stall_timeout
+    job = ZarrJob(source, destination, opset, scheduler, timeout)
+    return ApplyPlan(source, destination, job)
 
 
 @contextlib.contextmanager
-def _in_place_plan(src: str, check_paths: bool, common: dict[str, Any]) -> Iterator[ApplyPlan]:
-    names: Names = common["names"]
+def _in_place_plan(
+    source: Endpoint,
+    src_format: str | None,
+    opset: int | None,
+    chunk_bytes: int,
+    check_paths: bool,
+    names: Names,
+) -> Iterator[ApplyPlan]:
+    if src_format != "npy":
+        raise FileArgumentError(
+            f"in-place needs a .npy file; {source.path!r} is a .pb file, whose protobuf"
+            " encoding cannot be rewritten in place: write the result to a new file instead"
+        )
+    source.require_rewritable(names.in_place if check_paths else None)
+    with open(source.path, "r+b") as file:
+        header = read_npy_header(file, source.label)
+        check_dtype(header.dtype, opset)
+        source = source.with_format("npy")
+        job = InPlaceJob(NpySource(source, file, header, in_order=False), opset, chunk_bytes)
+        yield ApplyPlan(source, None, job)
+
+
+@contextlib.contextmanager
+def _stream_plan(
+    source: Endpoint,
+    src_format: str | None,
+    destination: Endpoint,
+    stream_format: str | None,
+    opset: int | None,
+    chunk_bytes: int,
+    check_paths: bool,
+) -> Iterator[ApplyPlan]:
+    """Source to destination: the formats told, the paths checked, the source opened and its
+    header (or whole ``.pb`` tensor) read and checked."""
+    dst_format = None if destination.is_stdio else tensor_format(destination.path)
     if check_paths:
-        check_readable(src, names.src)
-        if not os.access(src, os.W_OK):
-            raise FileArgumentError(
-                f"{names.in_place}: {names.src} {src!r} is not writable (permission denied)"
+        if not source.is_stdio:
+            source.require_readable()
+        if not destination.is_stdio:
+            destination.require_writable()
+    if destination.is_stdio:
+        refuse_terminal_output("binary tensor data", "> y.npy")
+    with open_input(source) as opened:
+        file: BinaryIO = opened
+        if source.is_stdio:
+            start = file.read(len(NPY_MAGIC))
+            src_format = stream_format or _sniffed(start, source.label)
+            if src_format == "pb" and start.startswith(NPY_MAGIC):
+                raise UnsupportedFileFormatError(
+                    f"{source.label} holds .npy data (it starts with the .npy magic string), not"
+                    " an ONNX TensorProto as the format 'pb' says"
+                )
+            file = Prefixed(start, file)  # type: ignore[assignment]  # (read in order: it may start part-way into a file)
+        assert src_format is not None
+        source = source.with_format(src_format)
+        destination = destination.with_format(dst_format or stream_format or src_format)
+        npy: NpySource | None = None
+        pb: PbSource | None = None
+        if src_format == "npy":
+            header = read_npy_header(file, source.label)
+            check_dtype(header.dtype, opset)
+            if destination.format == "pb":  # refused before reading what cannot be written
+                refusal = pb_size_refusal(header.nbytes, destination.path)
+                if refusal is not None:
+                    raise UnsupportedFileFormatError(refusal)
+            in_order = source.is_stdio or source.kind is not PathKind.REGULAR
+            npy = NpySource(source, file, header, in_order)
+        else:
+            data = read_pb_bytes(file, source.label)
+            base = (
+                absolute_path(".")
+                if source.is_stdio
+                else os.path.dirname(absolute_path(source.path))
             )
-    kind = path_kind(src)
-    if kind not in (PathKind.REGULAR, PathKind.MISSING, PathKind.DIRECTORY):
-        raise UnsupportedPathError(
-            f"in place: {describe(src, kind)} is not a regular file; only a regular .npy file"
-            " can be rewritten in place"
-        )
-    with open(src, "r+b") as file:
-        header = read_npy_header(file, repr(src))
-        check_dtype(header.dtype, common["opset"])
-        yield ApplyPlan(
-            "in_place",
-            Endpoint(src, repr(src), kind, "npy"),
-            None,
-            header=header,
-            file=file,
-            **common,
-        )
+            tensor, tensor_name = parse_pb_tensor(data, source.label, base)
+            check_dtype(tensor.dtype, opset)
+            pb = PbSource(source, tensor, tensor_name)
+        if not (check_paths and not destination.is_stdio):
+            destination.require_output_kind()
+        job: StreamJob | MemoryJob
+        if npy is not None and destination.format == "npy":
+            job = StreamJob(npy, destination, opset, chunk_bytes)
+        else:
+            loaded = npy if npy is not None else pb
+            assert loaded is not None
+            job = MemoryJob(loaded, destination, opset, pb.name if pb is not None else "")
+        yield ApplyPlan(source, destination, job)
 
 
 def _sniffed(start: bytes, label: str) -> str:
@@ -501,135 +409,3 @@ def _sniffed(start: bytes, label: str) -> str:
         + ("it is empty" if not start else "it does not start with the .npy magic string")
         + "; .npy data is recognised, an ONNX TensorProto must be named with --format pb"
     )
-
-
-class _Rejoined:
-    """``file`` with the bytes ``start`` already read from it put back in front (a stream
-    cannot seek back); ``regular`` and ``fileno`` are ``file``'s."""
-
-    def __init__(self, start: bytes, file: BinaryIO) -> None:
-        self._start = start
-        self._file = file
-        self.regular = regular_size(file) is not None
-
-    def read(self, size: int = -1) -> bytes:
-        if not self._start:
-            return self._file.read(size)
-        if size < 0:
-            data, self._start = self._start + self._file.read(), b""
-            return data
-        data, self._start = self._start[:size], self._start[size:]
-        if len(data) < size:
-            data += self._file.read(size - len(data))
-        return data
-
-    def readinto(self, buffer: Any) -> int:
-        data = self.read(len(memoryview(buffer).cast("B")))
-        memoryview(buffer).cast("B")[: len(data)] = data
-        return len(data)
-
-    def fileno(self) -> int:
-        return self._file.fileno()
-
-    def tell(self) -> int:
-        return self._file.tell() - len(self._start)
-
-
-# --- the one pass ----------------------------------------------------------------------------
-
-
-def _windows(header: NpyHeader, chunk_bytes: int) -> Iterator[tuple[int, int]]:
-    """(first element, element count) of each window over the array's data."""
-    per_window = max(1, chunk_bytes // max(header.dtype.itemsize, 1))
-    for start in range(0, header.size, per_window):
-        yield start, min(per_window, header.size - start)
-
-
-def _read_window(
-    file: BinaryIO,
-    name: str,
-    header: NpyHeader,
-    start: int,
-    into: np.ndarray,
-    stream: bool = False,
-) -> None:
-    """Fill ``into`` with the elements from ``start`` on; refuse a file that has become
-    shorter than its header says since the header was read. A ``stream`` is read in order."""
-    target = memoryview(into.view(np.uint8))  # type: ignore[arg-type]  # numpy's stubs: no Buffer
-    offset = header.data_offset + start * header.dtype.itemsize
-    filled = 0
-    while filled < len(target):
-        if stream:
-            count = file.readinto(target[filled:])  # type: ignore[attr-defined]
-            if not count:
-                raise InvalidTensorFileError(
-                    f"{name} is truncated: its .npy header promises {header.nbytes} bytes of"
-                    f" data (shape {header.shape}, {header.dtype.name}) but only"
-                    f" {start * header.dtype.itemsize + filled} arrived"
-                )
-            filled += count
-            continue
-        count = os.preadv(file.fileno(), [target[filled:]], offset + filled)
-        if not count:
-            size = os.fstat(file.fileno()).st_size
-            raise InvalidTensorFileError(
-                f"{name} was truncated while being read: its header says"
-                f" {header.data_offset + header.nbytes} bytes, the file now holds {size}"
-                " (was it changed during the run?)"
-            )
-        filled += count
-
-
-def _report(progress: Progress | None, done: int, total: int) -> None:
-    if progress is not None:
-        progress(done, total)
-
-
-def _write_window(file: BinaryIO, header: NpyHeader, start: int, window: np.ndarray) -> None:
-    """Write ``window`` back over the elements from ``start`` on (in place)."""
-    data = memoryview(window.view(np.uint8))  # type: ignore[arg-type]
-    offset = header.data_offset + start * header.dtype.itemsize
-    while data:
-        count = os.pwrite(file.fileno(), data, offset)
-        data, offset = data[count:], offset + count
-
-
-def _buffer(header: NpyHeader, chunk_bytes: int) -> np.ndarray:
-    """The one window buffer of a pass."""
-    per_window = chunk_bytes // max(header.dtype.itemsize, 1)
-    return np.empty(max(1, min(header.size, per_window)), header.dtype)
-
-
-def _relu_in_place(
-    file: BinaryIO, label: str, header: NpyHeader, plan: ApplyPlan, progress: Progress | None
-) -> None:
-    itemsize = header.dtype.itemsize
-    buffer = _buffer(header, plan.chunk_bytes)
-    _report(progress, 0, header.nbytes)
-    for start, count in _windows(header, plan.chunk_bytes):
-        window = buffer[:count]
-        _read_window(file, label, header, start, window)
-        relu(window, out=window, opset=plan.opset)
-        _write_window(file, header, start, window)
-        _report(progress, (start + count) * itemsize, header.nbytes)
-    os.fsync(file.fileno())
-
-
-def _stream_npy(
-    source: BinaryIO, header: NpyHeader, plan: ApplyPlan, progress: Progress | None
-) -> None:
-    """``.npy`` to ``.npy`` in windows through one reused buffer; the header is copied
-    verbatim (same dtype descr, shape and memory order)."""
-    # (standard input is read in order even when it is a regular file: it may start part-way)
-    stream = regular_size(source) is None or isinstance(source, _Rejoined)
-    itemsize = header.dtype.itemsize
-    buffer = _buffer(header, plan.chunk_bytes)
-    _report(progress, 0, header.nbytes)
-    with plan._output() as output:
-        output.write(header.raw)
-        for start, count in _windows(header, plan.chunk_bytes):
-            window = buffer[:count]
-            _read_window(source, plan.source.label, header, start, window, stream)
-            relu(window, out=window, opset=plan.opset)
-            output.write(memoryview(window.view(np.uint8)))  # type: ignore[arg-type]
-            _report(progress, (start + count) * itemsize, header.nbytes)

@@ -32,8 +32,9 @@ import sys
 import numpy as np
 
 from ..errors import UnsupportedFileFormatError
+from ..io.streams import open_output
 from .npy import NpyHeader, read_npy, read_npy_header, write_npy
-from .paths import TENSOR_FORMATS, open_output
+from .paths import TENSOR_FORMATS
 from .pb import encode_pb_tensor, read_pb_tensor
 
 __all__ = [

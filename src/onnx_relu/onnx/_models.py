@@ -31,7 +31,9 @@ from typing import Any
 from .._extras import extra_needed
 from .._protobuf import PROTOBUF_MESSAGE_LIMIT
 from ..errors import InvalidModelError
+from ..io.endpoint import Endpoint, absolute_path
 from ..versions import ReluVersion, version_for_opset
+from ._graph import GraphPath, owner_label, walk
 from ._rules import (
     AI_ONNX_DOMAINS,
     declared_onnx_type,
@@ -84,10 +86,9 @@ def load_model(model_or_path: object, *, external_data: bool = True) -> onnx.Mod
     elif isinstance(model_or_path, (str, os.PathLike)):
         path = os.fspath(model_or_path)
         source = f"file {path!r}"
-        from .._paths import absolute_path
-
+        endpoint = model_or_path if isinstance(model_or_path, Endpoint) else Endpoint.of(path)
+        endpoint.require_model_file()
         folder = os.path.dirname(absolute_path(path))
-        _refuse_special_file(path)
         with open(model_or_path, "rb") as stream:
             size = os.fstat(stream.fileno()).st_size
             if size >= PROTOBUF_MESSAGE_LIMIT:  # protobuf would call it corrupt after reading it
@@ -154,18 +155,6 @@ def _refuse_non_utf8_strings(model: onnx.ModelProto, source: str) -> None:
             f"{source} holds a string that is not UTF-8: {where} is {shown_name(value)};"
             " ONNX strings are UTF-8 text, and onnx-relu refuses a model it could not name"
             " or rewrite exactly"
-        )
-
-
-def _refuse_special_file(path: str) -> None:
-    from ..errors import UnsupportedPathError
-    from ..files.paths import PathKind, describe, path_kind
-
-    kind = path_kind(path)
-    if kind in (PathKind.FIFO, PathKind.CHARACTER_DEVICE, PathKind.BLOCK_DEVICE, PathKind.SOCKET):
-        raise UnsupportedPathError(
-            f"model {describe(path, kind)} is not a regular file; a model is read from a regular"
-            " file (its external data is named relative to its folder)"
         )
 
 
@@ -418,40 +407,22 @@ def _value_types(graph: onnx.GraphProto, outer: dict[str, str | None]) -> dict[s
     return types
 
 
-def _subgraphs(node: onnx.NodeProto) -> Iterator[tuple[str, int, str, onnx.GraphProto]]:
-    """(attribute name, position, label suffix, graph) for each graph a node's attributes hold."""
-    for attribute in node.attribute:
-        if attribute.type == onnx.AttributeProto.GRAPH:
-            yield attribute.name, 0, printable(attribute.name), attribute.g
-        elif attribute.type == onnx.AttributeProto.GRAPHS:
-            for position, graph in enumerate(attribute.graphs):
-                yield attribute.name, position, f"{printable(attribute.name)}[{position}]", graph
-
-
 def relu_sites(
     graph: onnx.GraphProto,
     outer: dict[str, str | None] | None = None,
-    path: tuple[tuple[int, str, int], ...] = (),
+    path: GraphPath = (),
     label: str = "",
 ) -> Iterator[ReluSite]:
     """Every ai.onnx Relu node of ``graph`` and its subgraphs, with its input's known type."""
-    types = _value_types(graph, outer or {})
-    for index, node in enumerate(graph.node):
-        if is_relu(node):
+    types_at = {path: _value_types(graph, outer or {})}
+    for at in walk(graph, label, path):
+        types = types_at.get(at.path)
+        if types is None:  # a subgraph, seen after its owner: it sees its outer scope's types
+            types = types_at[at.path] = _value_types(at.graph, types_at[at.path[:-1]])
+        if is_relu(at.node):
+            node = at.node
             input_type = types.get(node.input[0]) if node.input and node.input[0] else None
-            yield ReluSite(path, label, index, node, input_type)
-        for attribute_name, position, suffix, subgraph in _subgraphs(node):
-            # Where a subgraph hangs, e.g. "If node 'cond' (node #2).then_branch" (an unnamed
-            # owner reads "If node (node #2).then_branch").
-            # The operator type is escaped where it does not print (a newline, a terminal escape).
-            op_type = printable(node.op_type)
-            owner = f"{op_type} node {node.name!r}" if node.name else f"{op_type} node"
-            sub_label = f"{owner} (node #{index}).{suffix}"
-            if label:
-                sub_label = f"{label} > {sub_label}"
-            yield from relu_sites(
-                subgraph, types, path + ((index, attribute_name, position),), sub_label
-            )
+            yield ReluSite(at.path, at.label, at.index, node, input_type)
 
 
 def _value_type_protos(
@@ -467,31 +438,20 @@ def _value_type_protos(
 
 
 def _function_calls(
-    graph: onnx.GraphProto,
-    functions: dict[tuple[str, str], int],
-    outer: dict[str, onnx.TypeProto] | None = None,
-    label: str = "",
+    graph: onnx.GraphProto, functions: dict[tuple[str, str], int]
 ) -> Iterator[tuple[int, str, tuple[onnx.TypeProto | None, ...]]]:
     """(function position, call site label, its inputs' types) for each node of ``graph`` and
     its subgraphs that calls a model-local function."""
-    types = _value_type_protos(graph, outer or {})
-    for index, node in enumerate(graph.node):
-        position = functions.get((node.domain, node.op_type))
+    types_at: dict[GraphPath, dict[str, onnx.TypeProto]] = {(): _value_type_protos(graph, {})}
+    for at in walk(graph):
+        types = types_at.get(at.path)
+        if types is None:
+            types = types_at[at.path] = _value_type_protos(at.graph, types_at[at.path[:-1]])
+        position = functions.get((at.node.domain, at.node.op_type))
         if position is not None:
-            op_type = printable(node.op_type)
-            owner = f"{op_type} node {node.name!r}" if node.name else f"{op_type} node"
-            call = f"{owner} (node #{index})" + (f" in {label}" if label else "")
-            yield position, call, tuple(types.get(name) if name else None for name in node.input)
-        for _attribute, _position, suffix, subgraph in _subgraphs(node):
-            owner = (
-                f"{printable(node.op_type)} node {node.name!r}"
-                if node.name
-                else (f"{printable(node.op_type)} node")
-            )
-            sub_label = f"{owner} (node #{index}).{suffix}"
-            yield from _function_calls(
-                subgraph, functions, types, f"{label} > {sub_label}" if label else sub_label
-            )
+            call = owner_label(at.node, at.index) + (f" in {at.label}" if at.label else "")
+            inputs = tuple(types.get(name) if name else None for name in at.node.input)
+            yield position, call, inputs
 
 
 def function_relu_sites(
@@ -563,14 +523,7 @@ def inferred_model(model: onnx.ModelProto) -> onnx.ModelProto:
 
 def _function_nodes(function: onnx.FunctionProto) -> Iterator[onnx.NodeProto]:
     """The nodes of a function's body, those of its nodes' subgraphs included."""
-
-    def walk(nodes: Any) -> Iterator[onnx.NodeProto]:
-        for node in nodes:
-            yield node
-            for _attribute, _position, _suffix, subgraph in _subgraphs(node):
-                yield from walk(subgraph.node)
-
-    return walk(function.node)
+    return (at.node for at in walk(function))
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .._text import printable as _printable
 from ..dtypes import describe_dtype, dtype_of_onnx_type, native, onnx_type_name
 from ..errors import InvalidModelError, UnsupportedTypeError
 from ..versions import (
@@ -46,21 +47,18 @@ UNDEFINED_TYPE = "tensor(undefined)"
 
 
 def printable(text: str | bytes) -> str:
-    r"""``text`` as it is if every character prints, else its repr (quoted, escapes spelled out).
-
-    Names in a model (operator types, attribute names) are arbitrary strings: a newline or a
-    terminal escape would break the one-finding-per-line output of ``onnx-relu check`` or
-    recolour the terminal.
+    r"""A name out of a model as :func:`onnx_relu._text.printable` shows it (as it is if every
+    character prints, else its repr), shortened past :data:`NAME_DISPLAY_LIMIT` characters
+    (:func:`shown_name`): a model may hold a name of megabytes, and a finding stays one line.
 
     Examples
     --------
     >>> printable("If"), printable("Evil\x1b[31m\nOp"), printable(b"\xffelu")
     ('If', "'Evil\\x1b[31m\\nOp'", "b'\\xffelu'")
     """
-    # protobuf gives a string field that is not valid UTF-8 as bytes: shown as their repr too.
-    if isinstance(text, str) and text.isprintable() and len(text) <= NAME_DISPLAY_LIMIT:
-        return text
-    return shown_name(text) if isinstance(text, str) else repr(text)
+    if len(text) > NAME_DISPLAY_LIMIT:
+        return shown_name(text)
+    return _printable(text)
 
 
 #: Names longer than this many characters are shortened in messages (a model may hold a node

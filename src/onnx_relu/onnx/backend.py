@@ -44,9 +44,8 @@ import numpy as np
 
 from .. import relu
 from .._extras import extra_needed
-from ..dtypes import describe_dtype, dtype_of_onnx_type, native
+from ..dtypes import dtype_of_onnx_type
 from ..errors import (
-    InputTypeMismatchError,
     InvalidModelError,
     ModelInputError,
     OnnxReluError,
@@ -65,6 +64,7 @@ from ._rules import (
     onnx_type_of_type_proto,
     refuse,
 )
+from .feeds import check_feed_names, check_feed_type
 
 with extra_needed():  # a missing onnx raises the one MissingExtraError
     import onnx
@@ -230,23 +230,7 @@ class OnnxReluBackendRep(BackendRep):
     def _feeds(self, inputs: Any) -> dict[str, Any]:
         required = [i.name for i in self.required_inputs]
         if isinstance(inputs, Mapping):
-            unknown = [
-                name
-                for name in inputs
-                if name not in self._inputs_by_name and name not in self._overridable
-            ]
-            if unknown:
-                raise ModelInputError(
-                    f"unknown input name(s) {unknown}; the model's inputs are {required}"
-                    + (
-                        f" (initializers that may be overridden: {sorted(self._overridable)})"
-                        if self._overridable
-                        else ""
-                    )
-                )
-            missing = [name for name in required if name not in inputs]
-            if missing:
-                raise ModelInputError(f"missing input(s) {missing}; the model needs {required}")
+            check_feed_names(inputs, required, self._overridable)
             return dict(inputs)
         if isinstance(inputs, (np.ndarray, np.generic)):
             inputs = [inputs]
@@ -265,13 +249,7 @@ class OnnxReluBackendRep(BackendRep):
         array = value if isinstance(value, np.ndarray) else np.asarray(value)
         graph_input = self._inputs_by_name.get(name) or self._overridable[name]
         if graph_input.onnx_type is not None:
-            fed = describe_dtype(array.dtype)
-            if native(array.dtype) != dtype_of_onnx_type(graph_input.onnx_type):
-                raise InputTypeMismatchError(
-                    f"input {name!r} is declared {graph_input.onnx_type} but was fed {fed};"
-                    f" onnx-relu never casts: convert it explicitly"
-                    f"{_conversion_hint(graph_input.onnx_type)}"
-                )
+            check_feed_type(name, graph_input.onnx_type, array.dtype)
         shape = graph_input.shape
         if shape is not None:
             if array.ndim != len(shape) or any(
@@ -399,15 +377,6 @@ def _initializer_values(tensor: onnx.TensorProto) -> np.ndarray:
             f"initializer {tensor.name!r} cannot be decoded ({type(error).__name__}: {error});"
             " the model is corrupt"
         ) from None
-
-
-def _conversion_hint(onnx_type: str) -> str:
-    dtype = dtype_of_onnx_type(onnx_type)
-    if dtype is None:
-        return ""
-    if dtype.name == "bfloat16":
-        return ", e.g. x.astype(ml_dtypes.bfloat16)"
-    return f", e.g. x.astype(numpy.{dtype.name})"
 
 
 class OnnxReluBackend(Backend):

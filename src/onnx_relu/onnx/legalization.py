@@ -49,6 +49,7 @@ import numpy as np
 
 from .._extras import extra_needed
 from ..errors import InvalidModelError, LegalizationError
+from ._graph import graph_at, graphs, walk
 from ._models import ReluSite, load_model
 from ._rewrites import REWRITES, rewrites_for
 from ._rules import node_label
@@ -71,21 +72,20 @@ __all__ = [
 ]
 
 
-def _all_names(graph: onnx.GraphProto) -> Iterator[str]:
-    for value in list(graph.input) + list(graph.output) + list(graph.value_info):
-        yield value.name
-    for tensor in graph.initializer:
-        yield tensor.name
-    for node in graph.node:
-        yield node.name
-        yield from node.input
-        yield from node.output
-        for attribute in node.attribute:
-            if attribute.type == onnx.AttributeProto.GRAPH:
-                yield from _all_names(attribute.g)
-            elif attribute.type == onnx.AttributeProto.GRAPHS:
-                for subgraph in attribute.graphs:
-                    yield from _all_names(subgraph)
+def _all_names(root: Any) -> Iterator[str]:
+    """Every name in ``root`` (a graph or a function body) and the graphs below it: values,
+    initializers, nodes and their inputs and outputs (a function's own inputs and outputs are
+    strings of the FunctionProto, not given here)."""
+    for _path, _label, graph in graphs(root):
+        if isinstance(graph, onnx.GraphProto):
+            for value in list(graph.input) + list(graph.output) + list(graph.value_info):
+                yield value.name
+            for tensor in graph.initializer:
+                yield tensor.name
+    for at in walk(root):
+        yield at.node.name
+        yield from at.node.input
+        yield from at.node.output
 
 
 class _NamePool:
@@ -120,23 +120,6 @@ def _choose_rewrite(
         if result.exact:
             return name, tried
     return None, tried
-
-
-def _graph_at(
-    model: onnx.ModelProto, path: tuple[tuple[int, str, int], ...], function: int | None = None
-) -> onnx.GraphProto:
-    """The graph at ``path`` from the main graph, or from the body of ``model.functions[function]``
-    (a FunctionProto, which holds its nodes as a graph does)."""
-    graph: Any = model.graph if function is None else model.functions[function]
-    for index, attribute_name, position in path:
-        (attribute,) = [a for a in graph.node[index].attribute if a.name == attribute_name]
-        graph = (
-            attribute.g
-            if attribute.type == onnx.AttributeProto.GRAPH
-            else (attribute.graphs[position])
-        )
-    found: onnx.GraphProto = graph
-    return found
 
 
 @dataclass(frozen=True)
@@ -336,10 +319,7 @@ def legalize_with_report(
     result.CopyFrom(source)
     taken = set(_all_names(result.graph))
     for function in result.functions:
-        taken.update(function.input, function.output)
-        taken.update(
-            name for node in function.node for name in (*node.input, *node.output, node.name)
-        )
+        taken.update(function.input, function.output, _all_names(function))
     pool = _NamePool(taken)
     # Deepest graphs first, and from the end of each node list, so that the paths and indices
     # of the sites not yet rewritten stay valid (each function body and the main graph apart).
@@ -353,7 +333,8 @@ def legalize_with_report(
         reverse=True,
     )
     for site, choice in rewrites:
-        graph = _graph_at(result, site.path, site.function)
+        root = result.graph if site.function is None else result.functions[site.function]
+        graph = graph_at(root, site.path)
         node = graph.node[site.index]
         fresh = pool.fresh_maker(node.name or node.output[0])
         assert site.input_type is not None

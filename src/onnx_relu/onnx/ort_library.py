@@ -317,7 +317,7 @@ def _library_nodes(typed: Any, exact: bool) -> Any:
     node is chosen (the model can go to onnxruntime as it is)."""
     import onnx
 
-    from .legalization import _graph_at
+    from ._graph import graph_at
 
     chosen = [
         site
@@ -330,7 +330,8 @@ def _library_nodes(typed: Any, exact: bool) -> Any:
     model.CopyFrom(typed.model)
     functions = set()
     for site in chosen:
-        graph = _graph_at(model, site.path, site.function)
+        root = model.graph if site.function is None else model.functions[site.function]
+        graph = graph_at(root, site.path)
         graph.node[site.index].domain = ORT_LIBRARY_DOMAIN
         if site.function is not None:
             functions.add(site.function)

@@ -18,7 +18,7 @@ import contextlib
 import os
 from typing import Any
 
-from .._extras import extra_needed
+from ..._extras import extra_needed
 
 with extra_needed():  # a missing zarr raises the one MissingExtraError
     from zarr.abc.store import Store

@@ -1,0 +1,353 @@
+"""Write a file so that readers only ever see the old content or the complete new one.
+
+The new content goes to a temporary name in the destination's own folder (a rename is atomic
+only within one file system), is flushed and fsynced, and is then renamed over the destination.
+On any failure, including KeyboardInterrupt and SystemExit, the temporary is removed and the
+destination is left as it was. A process killed with SIGKILL (or by a signal it does not
+handle) cannot clean up: it may leave a hidden ``.NAME.*.onnx-relu-tmp`` entry next to the
+destination, never a partial destination; the writer holds the temporary locked (``flock``), and
+the next write of the same destination removes every temporary of it that no live process
+holds. A replaced file or store keeps the old one's permissions, owner and group (where the
+process may set them; else a ``RuntimeWarning`` says so).
+
+A destination that is a symbolic link is written through, as ``cp`` does: the temporary goes
+next to the file the link points to and replaces that file; the link stays. Only a regular file
+is ever replaced: a destination that is an existing folder is refused at once
+(``IsADirectoryError`` naming it), a FIFO, a device or a socket with
+:class:`~onnx_relu.errors.UnsupportedPathError` (:mod:`.paths` writes those as streams).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import stat
+import time
+import warnings
+from collections.abc import Callable, Iterator
+
+from .endpoint import Endpoint, absolute_path
+
+TYPE_CHECKING = False  # (not typing's: importing typing costs the command line's start-up)
+if TYPE_CHECKING:
+    from typing import BinaryIO
+
+__all__ = [
+    "TEMP_SUFFIX",
+    "atomic_file",
+    "remove_abandoned_temporary_files",
+    # what the replacement of a folder (files.jobs.zarr_output) shares with it
+    "temporary_name",
+    "shortened_name",
+    "split_destination",
+    "final_mode",
+    "old_owner",
+    "keep_owner",
+    "fsync_folder",
+]
+
+#: Suffix of every temporary file or folder this module creates.
+TEMP_SUFFIX = ".onnx-relu-tmp"
+
+
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_CREATE_FLAGS = os.O_RDWR | os.O_CREAT | os.O_EXCL | _CLOEXEC
+
+
+def _name_max(folder: str) -> int:
+    try:
+        return os.pathconf(folder, "PC_NAME_MAX")
+    except (OSError, ValueError):
+        return 255  # NAME_MAX of Linux's file systems
+
+
+#: Length of the random part of a temporary name: "." and 12 hex digits.
+_RANDOM_LENGTH = 13
+
+
+def shortened_name(folder: str, name: str) -> str:
+    """``name`` shortened (whole characters) so that its temporary name fits the file system's
+    limit on a name's bytes (255): an OUT name of 228-255 bytes must still be writable."""
+    room = _name_max(folder) - 1 - _RANDOM_LENGTH - len(TEMP_SUFFIX)
+    while len(os.fsencode(name)) > room:
+        name = name[:-1]
+    return name
+
+
+def _temporary_basename(folder: str, name: str) -> str:
+    """``.NAME.<12 random hex digits>.onnx-relu-tmp`` (NAME :func:`shortened_name` for ``folder``);
+    the random part keeps it unique."""
+    return f".{shortened_name(folder, name)}.{os.urandom(6).hex()}{TEMP_SUFFIX}"
+
+
+def temporary_name(folder: str, name: str) -> str:
+    """:func:`_temporary_basename` in ``folder``."""
+    return os.path.join(folder, _temporary_basename(folder, name))
+
+
+def _umask() -> int:
+    # os.umask can only be read by setting it, which races with other threads; Linux reports
+    # it in /proc without that.
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def final_mode(path: str, default: int) -> int:
+    """Replacing keeps the old entry's permissions; a new one gets ``default`` less the umask."""
+    try:
+        return stat.S_IMODE(os.stat(path).st_mode)
+    except FileNotFoundError:
+        return default & ~_umask()
+
+
+def old_owner(path: str) -> tuple[int, int] | None:
+    """The owner and group of the entry ``path`` replaces (None: there is none)."""
+    try:
+        status = os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    return status.st_uid, status.st_gid
+
+
+def _owner(found: os.stat_result | None) -> tuple[int, int] | None:
+    """The owner and group of the entry ``found`` (its ``stat``) is; None: there is none."""
+    return None if found is None else (found.st_uid, found.st_gid)
+
+
+def keep_owner(
+    chown: Callable[[int, int], None],
+    current: os.stat_result,
+    owner: tuple[int, int] | None,
+    path: str,
+) -> None:
+    """Give the replacement of ``path`` the old entry's ``owner`` and group, as ``sed -i``
+    does: root may set both; another user the group, if a member of it. What the process may
+    not set is said in one warning (the file is then the writer's, as any new file)."""
+    if owner is None or (current.st_uid, current.st_gid) == owner:
+        return
+    uid, gid = owner
+    with contextlib.suppress(PermissionError):
+        chown(uid, gid)
+        return
+    kept_group = False
+    with contextlib.suppress(PermissionError):
+        chown(-1, gid)
+        kept_group = True
+    lost = f"group {gid} kept but not owner {uid}" if kept_group else f"owner {uid}:{gid} not kept"
+    warnings.warn(
+        f"{path!r} was replaced by a file of user {current.st_uid} ({lost}): only root may give"
+        " a file to another user",
+        RuntimeWarning,
+        stacklevel=4,
+    )
+
+
+#: A temporary file that no process holds locked counts as abandoned only once it is this old:
+#: its writer locks it just after creating it.
+ABANDONED_FILE_AGE_S = 2.0
+
+
+def _lock_temporary(fd: int) -> None:
+    """Hold an exclusive ``flock`` on a temporary file while it is written: the kernel drops it
+    when the writer ends, however it ends, which tells later writers the file is abandoned."""
+    try:
+        import fcntl
+    except ImportError:  # not POSIX: temporaries of killed writers are never recognised
+        return
+    with contextlib.suppress(OSError):
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+
+
+def _file_is_abandoned(candidate: str, folder_fd: int) -> bool:
+    try:
+        import fcntl
+    except ImportError:
+        return False
+    try:
+        fd = os.open(candidate, os.O_RDONLY | _CLOEXEC | os.O_NOFOLLOW, dir_fd=folder_fd)
+    except OSError:
+        return False
+    try:
+        status = os.fstat(fd)
+        if not stat.S_ISREG(status.st_mode) or time.time() - status.st_mtime < (
+            ABANDONED_FILE_AGE_S
+        ):
+            return False
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:  # held: its writer is alive
+            return False
+        return True
+    finally:
+        os.close(fd)
+
+
+def remove_abandoned_temporary_files(path: str | os.PathLike[str]) -> list[str]:
+    """Remove the temporary files of earlier writes of the file ``path`` that no live process
+    holds (their writers were killed, e.g. by SIGKILL or a signal the library does not handle);
+    return their paths. Temporaries of live writers and of other destinations stay."""
+    _target, folder, name = split_destination(path)
+    return _remove_abandoned_files(folder, name)
+
+
+def _remove_abandoned_files(folder: str, name: str) -> list[str]:
+    """:func:`remove_abandoned_temporary_files` for the destination ``name`` in ``folder``,
+    already resolved (the destination is not looked at again)."""
+    import re
+
+    pattern = re.compile(
+        re.escape(f".{shortened_name(folder, name)}.") + r"[0-9a-f]{12}" + re.escape(TEMP_SUFFIX)
+    )
+    removed: list[str] = []
+    try:
+        folder_fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | _CLOEXEC)
+    except OSError:
+        return removed
+    try:
+        for entry in os.listdir(folder_fd):
+            if pattern.fullmatch(entry) and _file_is_abandoned(entry, folder_fd):
+                with contextlib.suppress(OSError):
+                    os.unlink(entry, dir_fd=folder_fd)
+                    removed.append(os.path.join(folder, entry))
+    finally:
+        os.close(folder_fd)
+    return removed
+
+
+def fsync_folder(folder: str) -> None:
+    # The rename is durable only once the folder itself is on disk.
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    except OSError:  # some file systems refuse fsync on a folder; the rename still happened
+        pass
+    finally:
+        os.close(fd)
+
+
+def split_destination(path: str | os.PathLike[str]) -> tuple[str, str, str]:
+    """The destination, its folder and its name. A symbolic link is written through: the file
+    (or store) it points to is replaced, next to itself, and the link stays a link."""
+    target = absolute_path(path)
+    if os.path.islink(target):
+        target = os.path.realpath(target)
+    return target, os.path.dirname(target), os.path.basename(target)
+
+
+def _stat(target: str) -> os.stat_result | None:
+    try:
+        return os.stat(target)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+
+
+def _refuse_folder(found: os.stat_result | None, path: str | os.PathLike[str]) -> None:
+    """Only a regular file (or nothing) is ever replaced: a folder, a FIFO, a device or a
+    socket is refused, whatever link leads to it (``found``: the ``stat`` of what the
+    destination is, None if nothing)."""
+    if found is None:
+        return
+    if stat.S_ISDIR(found.st_mode):
+        raise IsADirectoryError(
+            errno.EISDIR, "is a folder; give the path of a file to write", os.fspath(path)
+        )
+    if not stat.S_ISREG(found.st_mode):
+        from ..errors import UnsupportedPathError
+
+        raise UnsupportedPathError(
+            f"{os.fspath(path)!r} is not a regular file (a FIFO, a device or a socket):"
+            " it is never replaced by one; write it as a stream instead"
+        )
+
+
+@contextlib.contextmanager
+def atomic_file(path: str | os.PathLike[str] | Endpoint) -> Iterator[BinaryIO]:
+    """Yield a binary file (opened ``w+b``, so it can also be memory-mapped) that becomes ``path``.
+
+    ``path`` may be an :class:`~.endpoint.Endpoint`, whose classification then serves instead
+    of a second look at the destination; it is looked at once more just before the rename.
+
+    The file is a temporary in ``path``'s folder. When the ``with`` block ends normally it is
+    flushed, fsynced and renamed over ``path`` (replacing a file keeps that file's permissions);
+    when the block raises, the temporary is removed, ``path`` is untouched and the exception
+    propagates.
+
+    Examples
+    --------
+    >>> import os, pathlib, tempfile
+    >>> folder = tempfile.mkdtemp()
+    >>> with atomic_file(os.path.join(folder, "a.bin")) as f:
+    ...     _ = f.write(b"complete")
+    >>> pathlib.Path(folder, "a.bin").read_bytes()
+    b'complete'
+    >>> try:
+    ...     with atomic_file(os.path.join(folder, "b.bin")) as f:
+    ...         _ = f.write(b"half")
+    ...         raise RuntimeError("failed mid-write")
+    ... except RuntimeError:
+    ...     pass
+    >>> sorted(os.listdir(folder))
+    ['a.bin']
+    """
+    if isinstance(path, Endpoint):  # classified already: its stat serves, none is made again
+        absolute = absolute_path(path.path)
+        target = os.path.realpath(absolute) if path.is_link else absolute
+        found = path.stat
+    else:
+        target = split_destination(path)[0]
+        found = _stat(target)
+    folder, name = os.path.dirname(target), os.path.basename(target)
+    _refuse_folder(found, path)  # os.replace would fail at the end, naming the temporary
+    _remove_abandoned_files(folder, name)  # else every killed writer's temporary stays
+    mode = stat.S_IMODE(found.st_mode) if found is not None else 0o666 & ~_umask()
+    owner = _owner(found)
+    # Everything below is done relative to the folder's descriptor, with short names: the
+    # temporary's full path is longer than OUT's, and an OUT near PATH_MAX must be writable.
+    folder_fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | _CLOEXEC)
+    try:
+        # The name is chosen before the file is created (unlike tempfile.mkstemp), so that an
+        # exception raised at any point after creation, even by a signal handler while the
+        # creating call returns, finds the name here and removes the file.
+        temporary = _temporary_basename(folder, name)
+        owned = True  # False once the name turns out to be someone else's file
+        try:
+            try:
+                fd = os.open(temporary, _CREATE_FLAGS, 0o600, dir_fd=folder_fd)
+            except FileExistsError:
+                owned = False  # someone else's file: not ours to remove
+                raise
+            _lock_temporary(fd)
+            with os.fdopen(fd, "w+b") as file:
+                yield file
+                file.flush()
+                descriptor = file.fileno()
+                keep_owner(
+                    lambda uid, gid: os.fchown(descriptor, uid, gid),
+                    os.fstat(descriptor),
+                    owner,
+                    target,
+                )
+                os.fchmod(descriptor, mode)  # after fchown, which clears set-user-ID bits
+                os.fsync(file.fileno())
+            _refuse_folder(_stat(target), path)  # again: it may have become a FIFO or device
+            os.replace(temporary, name, src_dir_fd=folder_fd, dst_dir_fd=folder_fd)
+        except BaseException as error:
+            if owned:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(temporary, dir_fd=folder_fd)
+            if isinstance(error, OSError) and error.filename == temporary:
+                error.filename = os.path.join(folder, temporary)  # name it in full
+            raise
+        with contextlib.suppress(OSError):  # some file systems refuse fsync on a folder
+            os.fsync(folder_fd)  # the rename is durable only once the folder is on disk
+    finally:
+        os.close(folder_fd)
