@@ -58,7 +58,7 @@ demo: $(VENV)/.installed
 TEST_JOBS ?= auto
 PYTEST_PROGRESS := --progress=files -o console_output_style=classic
 test: $(VENV)/.installed-test
-	@echo "make test: the whole suite (about 4,200 tests in 76 files): 640 s measured on a quiet"
+	@echo "make test: the whole suite (about 4,400 tests in 77 files): 640 s measured on a quiet"
 	@echo "2-vCPU machine, 37 minutes on a loaded one; a line per file as it finishes."
 	@echo "(make test-quick: a representative subset, 18 of the files.)"
 	$(PY) -m pytest -n $(TEST_JOBS) --dist loadfile $(PYTEST_PROGRESS)
@@ -66,7 +66,7 @@ test: $(VENV)/.installed-test
 # A representative subset (tests/quick-tests.args: every layer's main tests, Hypothesis's quick
 # profile), for a first look or between edits; make test stays the whole suite.
 test-quick: $(VENV)/.installed-test
-	@echo "make test-quick: 18 of the suite's 76 files (tests/quick-tests.args), Hypothesis's quick"
+	@echo "make test-quick: 18 of the suite's 77 files (tests/quick-tests.args), Hypothesis's quick"
 	@echo "profile; make test runs all of it."
 	$(PY) -m pytest -n $(TEST_JOBS) --dist loadfile $(PYTEST_PROGRESS) @tests/quick-tests.args
 

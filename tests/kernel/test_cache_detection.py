@@ -209,7 +209,7 @@ def test_this_machine_uses_the_rule_on_what_it_read(probe):
 
 @pytest.mark.parametrize(("vendor", "streams"), [("amd", 1), ("intel", 4), ("other", 4)])
 def test_streaming_stores_walk_one_stream_on_amd_and_four_pages_elsewhere(probe, vendor, streams):
-    # The vendors of the recorded machines (FIELD-NOTES: AMD EPYC Zen 3 and Zen 5, Intel
+    # The vendors of the machines recorded in tests/kernel/sysfs (AMD EPYC Zen 3 and Zen 5, Intel
     # Emerald Rapids; arm64 reports "other"): BENCHMARKS.md has the measurements behind the rule.
     assert probe.default_nt_streams(vendor) == streams
     with pytest.raises(ValueError, match="unknown vendor 'via'"):
