@@ -61,7 +61,7 @@ demo: $(VENV)/.installed
 TEST_JOBS ?= auto
 PYTEST_PROGRESS := --progress=files -o console_output_style=classic
 test: $(VENV)/.installed-test
-	@echo "make test: the whole suite (about 4,400 tests in 77 files): 640 s measured on a quiet"
+	@echo "make test: the whole suite (about 4,400 tests in 77 files): 372 s measured on a quiet"
 	@echo "2-vCPU machine, 37 minutes on a loaded one; a line per file as it finishes."
 	@echo "(make test-quick: a representative subset, 18 of the files.)"
 	$(PY) -m pytest -n $(TEST_JOBS) --dist loadfile $(PYTEST_PROGRESS)
