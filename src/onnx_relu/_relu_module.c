@@ -57,6 +57,9 @@ relu_py_set_num_threads(PyObject *NPY_UNUSED(self), PyObject *arg)
     return PyLong_FromLong(previous);
 }
 
+/* Each size setting's keyword as _set_tuning's docstring lists it. */
+#define RELU_SETTING_DOC_NAME(python_name, field) #python_name ", "
+
 /* The index of each size setting among set_kernel_tuning's keywords. */
 #define RELU_SETTING_INDEX(python_name, field) RELU_SETTING_##python_name,
 enum { RELU_FOR_EACH_SIZE_SETTING(RELU_SETTING_INDEX) RELU_SETTING_COUNT };
@@ -264,8 +267,8 @@ static PyMethodDef relu_methods[] = {
     {"_tuning", relu_py_tuning, METH_NOARGS,
      "_tuning() -> dict: thread count, thresholds in bytes, cache size, streaming-store ISA."},
     {"_set_tuning", (PyCFunction)(void (*)(void))relu_py_set_tuning, METH_VARARGS | METH_KEYWORDS,
-     "_set_tuning(*, parallel_threshold, nt_threshold, min_chunk, nt_isa, spin_ns) -> the previous\n"
-     "_tuning(); thresholds are output sizes in bytes (0: every call), -1 leaves one unchanged\n"
+     "_set_tuning(*, " RELU_FOR_EACH_SIZE_SETTING(RELU_SETTING_DOC_NAME) "nt_isa) -> the previous\n"
+     "_tuning(); sizes in output bytes (0: every call), -1 leaves one unchanged\n"
      "(onnx_relu.tuning.set_kernel_tuning)."},
     {"_empty_like", relu_py_empty_like, METH_O,
      "_empty_like(x) -> array or None: relu's output for x from the output cache (see the C)."},
