@@ -135,21 +135,15 @@ _LAZY_SUBMODULES = ("dtypes", "tuning", "versions")
 
 
 def __getattr__(name: str) -> object:
-    import importlib
-
     if name in _LAZY_SUBMODULES:
+        import importlib
+
         return importlib.import_module(f".{name}", __name__)  # also sets the attribute
-    module_name = _LAZY_EXPORTS.get(name)
-    if module_name is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from ._extras import extra_needed
+    from ._lazy import lazy_attribute
 
     # A name of a layer whose extra is missing (check_model without onnx) raises the one
     # MissingExtraError, naming the extra and how to install it.
-    with extra_needed(f"{__name__}.{name}"):
-        value = getattr(importlib.import_module(module_name, __name__), name)
-    globals()[name] = value  # later look-ups skip __getattr__
-    return value
+    return lazy_attribute(globals(), _LAZY_EXPORTS, name, extra=True)
 
 
 def __dir__() -> list[str]:

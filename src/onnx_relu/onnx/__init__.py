@@ -77,17 +77,9 @@ _LAZY_EXPORTS = {
 
 
 def __getattr__(name: str) -> object:
-    import importlib
+    from .._lazy import lazy_attribute
 
-    from .._extras import extra_needed
-
-    module_name = _LAZY_EXPORTS.get(name)
-    if module_name is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    with extra_needed(f"{__name__}.{name}"):
-        value = getattr(importlib.import_module(module_name, __name__), name)
-    globals()[name] = value  # later look-ups skip __getattr__
-    return value
+    return lazy_attribute(globals(), _LAZY_EXPORTS, name, extra=True)
 
 
 def __dir__() -> list[str]:
