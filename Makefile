@@ -176,7 +176,7 @@ $(VENV)/.installed: $(UV_TOOLS)/.uv-$(UV_VERSION) uv.lock $(SOURCES)
 $(VENV)/.installed-test: $(UV_TOOLS)/.uv-$(UV_VERSION) uv.lock $(SOURCES)
 	$(CHECK_LOCK)
 	$(SYNC) --quiet --only-group build --no-install-project
-	$(SYNC) --quiet --group build --extra test --reinstall-package onnx-relu
+	$(SYNC) --quiet --group build --group interop --extra test --reinstall-package onnx-relu
 	touch $@ $(VENV)/.installed
 
 # What the README's examples need beyond the core (make demo installs the core only).
