@@ -60,9 +60,9 @@ def kernel_header(spec: ModuleType) -> str:
     )
     body = (
         "/*\n"
-        " * The eight types, listed once; every per-type definition and table of the kernel\n"
-        " * and of its callers (the NumPy loops and their registration, the onnxruntime ops)\n"
-        " * is generated from it.\n"
+        " * The types, listed once; every per-type definition and table of the kernel and of\n"
+        " * its callers (the NumPy loops and their registration, the onnxruntime ops) is\n"
+        " * generated from it.\n"
         " * X(name, signed integer type of the element's width, threshold of RELU_RULE)\n"
         " */\n"
         f"{types}\n\n"
@@ -78,14 +78,23 @@ def kernel_header(spec: ModuleType) -> str:
 
 def numpy_header(spec: ModuleType) -> str:
     lines = []
-    for name, *_, numpy_dtype, _mantissa, _since in spec.TYPES:
-        # None: no DType at import (bfloat16's is added when ml_dtypes is loaded)
+    for name, *_, numpy_dtype, _mantissa, _since, _ml_dtypes in spec.TYPES:
+        # None: no DType at import (an ml_dtypes type's is added when ml_dtypes is loaded)
         spelling = f"(&{numpy_dtype})" if numpy_dtype else "NULL"
         lines.append(f"#define RELU_NUMPY_DTYPE_{name} {spelling}")
     names = ", ".join(t[0] for t in spec.TYPES)
+    late = [f'{t[0]}, "{t[9]}"' for t in spec.TYPES if t[9] is not None]
+    late_macro = (
+        _x_macro("RELU_FOR_EACH_ML_DTYPES_TYPE", late)
+        if late
+        else "#define RELU_FOR_EACH_ML_DTYPES_TYPE(X)"
+    )
     body = (
         "/* The NumPy DType class of each kernel type, by the X-macro's name. */\n"
         + "\n".join(lines)
+        + "\n\n/*\n * The types ml_dtypes provides (their DType is NULL above), whose loops are"
+        + " added when\n * ml_dtypes is loaded. X(kernel type name, ml_dtypes attribute)\n */\n"
+        + late_macro
         + "\n\n/* The types, for the ufunc's docstring. */\n"
         + f'#define RELU_TYPE_NAMES_TEXT "{names}"'
     )

@@ -4,9 +4,9 @@
 #define RELU_TYPES_H
 
 /*
- * The eight types, listed once; every per-type definition and table of the kernel
- * and of its callers (the NumPy loops and their registration, the onnxruntime ops)
- * is generated from it.
+ * The types, listed once; every per-type definition and table of the kernel and of
+ * its callers (the NumPy loops and their registration, the onnxruntime ops) is
+ * generated from it.
  * X(name, signed integer type of the element's width, threshold of RELU_RULE)
  */
 #define RELU_FOR_EACH_TYPE(X)                                                                      \

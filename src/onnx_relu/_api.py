@@ -11,7 +11,7 @@ from . import tuning as _tuning  # noqa: F401
 from ._relu import _empty_like as _cached_empty_like
 from ._relu import _relu_view
 from ._relu import relu as relu_ufunc
-from .dtypes import _catch_up_with_ml_dtypes, describe_dtype, native
+from .dtypes import _catch_up_with_ml_dtypes, describe_dtype, native, numpy_dtype
 from .errors import InvalidOutputError, UnsupportedTypeError
 from .versions import (
     LATEST_VERSION,
@@ -46,7 +46,9 @@ def check_dtype(dtype: object, opset: int | None = None) -> np.dtype:
 def _checked_dtype(dtype: object, version: ReluVersion, opset: int | None) -> np.dtype:
     """:func:`check_dtype` against the already resolved ``version`` (in force at ``opset``)."""
     try:
-        dt: np.dtype = np.dtype(dtype)  # type: ignore[call-overload]
+        dt: np.dtype = numpy_dtype(dtype)  # (a name of an ml_dtypes type loads it first)
+    except UnsupportedTypeError:  # that name, and a module named ml_dtypes that lacks it
+        raise
     except (TypeError, ValueError, SyntaxError):
         # numpy's ways of saying "not a dtype": TypeError ("data type 'x' not understood"),
         # ValueError and SyntaxError (malformed comma strings such as "0:" or "i4,(").

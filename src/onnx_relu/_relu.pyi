@@ -5,9 +5,11 @@ Private to :mod:`onnx_relu`: the public names are ``onnx_relu.relu_ufunc`` and t
 these.
 """
 
+from collections.abc import Mapping
+
 import numpy as np
 
-#: The strict ufunc: one input, one output, exact loops for the eight Relu types only.
+#: The strict ufunc: one input, one output, exact loops for the Relu types only.
 relu: np.ufunc
 
 #: The most threads the kernel's pool can use.
@@ -46,4 +48,4 @@ def _set_cache(*, max_bytes: int = -1, min_bytes: int = -1) -> dict[str, int]: .
 def _release_cache() -> int: ...
 
 #: Adds the ufunc's loop for ml_dtypes.bfloat16 (given as a numpy dtype), once; True if added.
-def _add_bfloat16_loop(dtype: np.dtype, /) -> bool: ...
+def _add_ml_dtypes_loops(dtypes: Mapping[str, np.dtype], /) -> int: ...

@@ -30,22 +30,27 @@ VERSIONS: tuple[tuple[int, tuple[str, ...]], ...] = (
     (14, ()),
 )
 
-#: The eight types, in the kernel's order: (name, C integer type of the element's width,
-#: RELU_RULE threshold (a macro of relu_kernel.h), ONNX type, TensorProto element type (name,
-#: number), NumPy's C DType (None: found at import), stored mantissa bits (None: an integer
-#: type), the Relu version that first allows it).
-TYPES: tuple[tuple[str, str, str, str, str, int, str | None, int | None, int], ...] = (
-    ("int8", "int8_t", "0", "tensor(int8)", "INT8", 3, "PyArray_Int8DType", None, 14),
-    ("int16", "int16_t", "0", "tensor(int16)", "INT16", 5, "PyArray_Int16DType", None, 14),
-    ("int32", "int32_t", "0", "tensor(int32)", "INT32", 6, "PyArray_Int32DType", None, 14),
-    ("int64", "int64_t", "0", "tensor(int64)", "INT64", 7, "PyArray_Int64DType", None, 14),
+#: The types, in the kernel's order: (name, C integer type of the element's width, RELU_RULE
+#: threshold (a macro of relu_kernel.h), ONNX type, TensorProto element type (name, number),
+#: NumPy's C DType (None: a type ml_dtypes provides, found when ml_dtypes is loaded), stored
+#: mantissa bits (None: an integer type), the Relu version that first allows it, the ml_dtypes
+#: attribute holding its scalar type (None: a numpy type)). Everything that counts the types
+#: counts this table.
+TYPES: tuple[
+    tuple[str, str, str, str, str, int, str | None, int | None, int, str | None], ...
+] = (
+    ("int8", "int8_t", "0", "tensor(int8)", "INT8", 3, "PyArray_Int8DType", None, 14, None),
+    ("int16", "int16_t", "0", "tensor(int16)", "INT16", 5, "PyArray_Int16DType", None, 14, None),
+    ("int32", "int32_t", "0", "tensor(int32)", "INT32", 6, "PyArray_Int32DType", None, 14, None),
+    ("int64", "int64_t", "0", "tensor(int64)", "INT64", 7, "PyArray_Int64DType", None, 14, None),
     ("float16", "int16_t", "RELU_F16_NEG_INF", "tensor(float16)", "FLOAT16", 10,
-     "PyArray_HalfDType", 10, 1),
-    ("bfloat16", "int16_t", "RELU_BF16_NEG_INF", "tensor(bfloat16)", "BFLOAT16", 16, None, 7, 13),
+     "PyArray_HalfDType", 10, 1, None),
+    ("bfloat16", "int16_t", "RELU_BF16_NEG_INF", "tensor(bfloat16)", "BFLOAT16", 16, None, 7, 13,
+     "bfloat16"),
     ("float32", "int32_t", "RELU_F32_NEG_INF", "tensor(float)", "FLOAT", 1, "PyArray_FloatDType",
-     23, 1),
+     23, 1, None),
     ("float64", "int64_t", "RELU_F64_NEG_INF", "tensor(double)", "DOUBLE", 11,
-     "PyArray_DoubleDType", 52, 1),
+     "PyArray_DoubleDType", 52, 1, None),
 )  # fmt: skip
 
 #: The order of :data:`onnx_relu.dtypes.RELU_TYPES` (floats first).
