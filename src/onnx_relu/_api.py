@@ -281,7 +281,7 @@ def relu(
     Without ``out``, outputs of at least 1 MiB (of a C- or F-contiguous ``numpy.ndarray``) come
     from a bounded cache of blocks freed by earlier outputs, so that repeated calls do not pay
     for fresh pages; they are ordinary arrays in every other respect
-    (:func:`onnx_relu.tuning.cache_info`).
+    (:func:`onnx_relu.output_cache.cache_info`).
 
     Examples
     --------
@@ -324,7 +324,7 @@ def relu(
         # x[::2]) runs as one kernel call over its rows (_relu_view), so that the whole call's
         # size decides threads and streaming stores; None: the ufunc's one loop call serves.
         if out is None:
-            # Large outputs come from the output cache (onnx_relu.tuning.cache_info): fresh
+            # Large outputs come from the output cache (onnx_relu.output_cache.cache_info): fresh
             # pages from the OS cost more than relu itself. None: let the ufunc allocate.
             cached = _cached_empty_like(x)
             if cached is None:
