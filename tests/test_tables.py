@@ -72,7 +72,8 @@ def test_a_hand_edit_of_a_derived_copy_is_caught(tmp_path, monkeypatch, capsys, 
 def test_kernel_tuning_reports_exactly_the_keys_of_the_table():
     keys = {
         *(key for key, _, _ in _spec.REPORT),
-        *(name for name, _, _ in _spec.SETTINGS),
+        *(name for name, *_ in _spec.SETTINGS),
+        *(f"default_{name}" for name, *_ in _spec.SETTINGS),
         *(name for name, _ in _spec.NAMED_SETTINGS),
     }
     assert set(kernel_tuning()) == keys

@@ -56,7 +56,7 @@ def kernel_header(spec: ModuleType) -> str:
         [f"{name}, {int_t}, {threshold}" for name, int_t, threshold, *_ in spec.TYPES],
     )
     settings = _x_macro(
-        "RELU_FOR_EACH_SIZE_SETTING", [f"{python}, {field}" for python, field, _ in spec.SETTINGS]
+        "RELU_FOR_EACH_SIZE_SETTING", [f"{python}, {field}" for python, field, *_ in spec.SETTINGS]
     )
     body = (
         "/*\n"
@@ -68,7 +68,8 @@ def kernel_header(spec: ModuleType) -> str:
         f"{types}\n\n"
         "/*\n"
         " * The kernel's size and time settings (fields of relu_thresholds, one atomic each in\n"
-        " * relu_settings; set_kernel_tuning's keywords and kernel_tuning's keys in Python).\n"
+        " * relu_settings; set_kernel_tuning's keywords and kernel_tuning's keys in Python, each\n"
+        " * with its default under default_<Python name>).\n"
         " * X(Python name, field of relu_thresholds)\n"
         " */\n"
         f"{settings}"
@@ -132,6 +133,7 @@ def stub_settings(spec: ModuleType) -> str:
         [
             *(f"{key} ({kind})" for key, kind, _ in spec.REPORT),
             *(f"{s[0]} (int)" for s in spec.SETTINGS),
+            *(f"default_{s[0]} (int)" for s in spec.SETTINGS),
             *(f"{s[0]} (str)" for s in spec.NAMED_SETTINGS),
         ]
     )
@@ -168,7 +170,11 @@ def versions_table(spec: ModuleType) -> str:
 
 def settings_table(spec: ModuleType) -> str:
     rows = ["| key | set by `set_kernel_tuning` | what it is |", "|---|---|---|"]
-    rows += [f"| `{name}` | yes (int) | {what} |" for name, _field, what in spec.SETTINGS]
+    rows += [f"| `{name}` | yes (int) | {what} |" for name, _field, what, _ in spec.SETTINGS]
+    rows += [
+        f"| `default_{name}` | no (int) | {name}'s default: {default} |"
+        for name, _field, _what, default in spec.SETTINGS
+    ]
     rows += [f"| `{name}` | yes (str) | {what} |" for name, what in spec.NAMED_SETTINGS]
     rows += [f"| `{key}` | no ({kind}) | {what} |" for key, kind, what in spec.REPORT]
     return "\n".join(rows)

@@ -21,7 +21,8 @@
 
 /*
  * The kernel's size and time settings (fields of relu_thresholds, one atomic each in
- * relu_settings; set_kernel_tuning's keywords and kernel_tuning's keys in Python).
+ * relu_settings; set_kernel_tuning's keywords and kernel_tuning's keys in Python, each
+ * with its default under default_<Python name>).
  * X(Python name, field of relu_thresholds)
  */
 #define RELU_FOR_EACH_SIZE_SETTING(X)                                                              \

@@ -20,9 +20,10 @@ def _set_num_threads(n: int, /) -> int: ...
 
 # generated: kernel settings (from src/onnx_relu/_spec.py: make tables)
 #: Keys: num_threads (int), max_threads (int), threads_supported (bool), l2_bytes (int), llc_bytes
-#: (int), llc_shared_cpus (int), cache_source (str), vendor (str), default_nt_threshold (int),
-#: default_nt_streams (int), best_nt_isa (str), pool_workers (int), parallel_threshold (int),
-#: min_chunk (int), nt_threshold (int), spin_ns (int), nt_streams (int), nt_isa (str).
+#: (int), llc_shared_cpus (int), cache_source (str), vendor (str), best_nt_isa (str), pool_workers
+#: (int), parallel_threshold (int), min_chunk (int), nt_threshold (int), spin_ns (int), nt_streams
+#: (int), default_parallel_threshold (int), default_min_chunk (int), default_nt_threshold (int),
+#: default_spin_ns (int), default_nt_streams (int), nt_isa (str).
 def _tuning() -> dict[str, int | bool | str]: ...
 
 #: Keywords (all optional): parallel_threshold, min_chunk, nt_threshold, spin_ns, nt_streams (int,

@@ -67,10 +67,10 @@ enum { RELU_FOR_EACH_SIZE_SETTING(RELU_SETTING_INDEX) RELU_SETTING_COUNT };
 static PyObject *
 relu_tuning_dict(relu_tuning_report tuning)
 {
-    /* What the kernel found and reports, then the size settings by their Python names (the keys
-     * of src/onnx_relu/_spec.py's REPORT, SETTINGS and NAMED_SETTINGS). */
+    /* What the kernel found and reports, then the size settings and their defaults by their
+     * Python names (the keys of src/onnx_relu/_spec.py's REPORT, SETTINGS and NAMED_SETTINGS). */
     PyObject *dict = Py_BuildValue(
-        "{s:i,s:i,s:O,s:n,s:n,s:i,s:s,s:s,s:n,s:n,s:s,s:s,s:i}",
+        "{s:i,s:i,s:O,s:n,s:n,s:i,s:s,s:s,s:s,s:s,s:i}",
         "num_threads", tuning.num_threads,
         "max_threads", (int)RELU_MAX_THREADS,
         "threads_supported", tuning.threads_supported ? Py_True : Py_False,
@@ -79,18 +79,20 @@ relu_tuning_dict(relu_tuning_report tuning)
         "llc_shared_cpus", tuning.caches.llc_shared_cpus,
         "cache_source", tuning.caches.source,
         "vendor", relu_vendor_name(tuning.vendor),
-        "default_nt_threshold", (Py_ssize_t)tuning.default_nt_bytes,
-        "default_nt_streams", (Py_ssize_t)tuning.default_nt_streams,
         "nt_isa", relu_isa_name(tuning.nt_isa),
         "best_nt_isa", relu_isa_name(tuning.best_nt_isa),
         "pool_workers", relu_pool_workers());
-    const Py_ssize_t settings[RELU_SETTING_COUNT] = {
+    const Py_ssize_t settings[2 * RELU_SETTING_COUNT] = {
 #define RELU_SETTING_VALUE(python_name, field) (Py_ssize_t)tuning.thresholds.field,
-        RELU_FOR_EACH_SIZE_SETTING(RELU_SETTING_VALUE)};
-    static const char *const names[RELU_SETTING_COUNT] = {
+#define RELU_SETTING_DEFAULT(python_name, field) (Py_ssize_t)tuning.defaults.field,
+        RELU_FOR_EACH_SIZE_SETTING(RELU_SETTING_VALUE)
+        RELU_FOR_EACH_SIZE_SETTING(RELU_SETTING_DEFAULT)};
+    static const char *const names[2 * RELU_SETTING_COUNT] = {
 #define RELU_SETTING_NAME(python_name, field) #python_name,
-        RELU_FOR_EACH_SIZE_SETTING(RELU_SETTING_NAME)};
-    for (int i = 0; dict != NULL && i < RELU_SETTING_COUNT; i++) {
+#define RELU_SETTING_DEFAULT_NAME(python_name, field) "default_" #python_name,
+        RELU_FOR_EACH_SIZE_SETTING(RELU_SETTING_NAME)
+        RELU_FOR_EACH_SIZE_SETTING(RELU_SETTING_DEFAULT_NAME)};
+    for (int i = 0; dict != NULL && i < 2 * RELU_SETTING_COUNT; i++) {
         PyObject *value = PyLong_FromSsize_t(settings[i]);
         if (value == NULL || PyDict_SetItemString(dict, names[i], value) < 0) {
             Py_CLEAR(dict);

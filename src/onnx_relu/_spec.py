@@ -59,18 +59,24 @@ PYTHON_ORDER: tuple[str, ...] = (
 )  # fmt: skip
 
 #: The kernel's size and time settings, each set by set_kernel_tuning and reported by
-#: kernel_tuning under its Python name: (Python name, field of relu_thresholds, what it is).
-#: Each is an output size in bytes (nanoseconds for spin_ns, a count of pages for nt_streams),
-#: 0..PTRDIFF_MAX; -1 leaves it.
-SETTINGS: tuple[tuple[str, str, str], ...] = (
+#: kernel_tuning under its Python name, its default for this machine under ``default_`` and that
+#: name: (Python name, field of relu_thresholds, what it is, how the default is chosen; the
+#: kernel's relu_default_thresholds computes it). Each is an output size in bytes (nanoseconds
+#: for spin_ns, a count of pages for nt_streams), 0..PTRDIFF_MAX; -1 leaves it.
+SETTINGS: tuple[tuple[str, str, str, str], ...] = (
     ("parallel_threshold", "parallel_bytes",
-     "output size in bytes from which a call is shared with the thread pool (0: every call)"),
-    ("min_chunk", "min_chunk_bytes", "smallest chunk in bytes a call is cut into for the pool"),
+     "output size in bytes from which a call is shared with the thread pool (0: every call)",
+     "fixed, where threads pay (BENCHMARKS.md)"),
+    ("min_chunk", "min_chunk_bytes", "smallest chunk in bytes a call is cut into for the pool",
+     "fixed"),
     ("nt_threshold", "nt_bytes",
-     "output size in bytes from which an out-of-place call uses streaming stores (0: every call)"),
-    ("spin_ns", "spin_ns", "nanoseconds the pool's idle threads spin before they sleep"),
+     "output size in bytes from which an out-of-place call uses streaming stores (0: every call)",
+     "from the caches and the vendor"),
+    ("spin_ns", "spin_ns", "nanoseconds the pool's idle threads spin before they sleep",
+     "fixed"),
     ("nt_streams", "nt_streams",
-     "4 KiB pages the streaming-store loop walks side by side (0 or 1: one sequential stream)"),
+     "4 KiB pages the streaming-store loop walks side by side (0 or 1: one sequential stream)",
+     "from the vendor (1 on AMD, 4 elsewhere)"),
 )  # fmt: skip
 
 #: The settings that are names: (Python name, what it is).
@@ -78,7 +84,8 @@ NAMED_SETTINGS: tuple[tuple[str, str], ...] = (
     ("nt_isa", 'streaming-store instruction set: "none" up to best_nt_isa'),
 )
 
-#: What kernel_tuning reports besides the settings: (key, Python type, what it is).
+#: What kernel_tuning reports besides the settings and their defaults: (key, Python type, what
+#: it is).
 REPORT: tuple[tuple[str, str, str], ...] = (
     ("num_threads", "int", "threads a large call may use, the caller included (set_num_threads)"),
     ("max_threads", "int", "the largest thread count (256)"),
@@ -88,8 +95,6 @@ REPORT: tuple[tuple[str, str, str], ...] = (
     ("llc_shared_cpus", "int", "CPUs sharing the last-level cache (0: not known)"),
     ("cache_source", "str", 'where the cache sizes came from: "sysfs", "sysconf", "default"'),
     ("vendor", "str", 'the CPU vendor the streaming rule is chosen by: "intel", "amd", "other"'),
-    ("default_nt_threshold", "int", "nt_threshold's default, from the caches and the vendor"),
-    ("default_nt_streams", "int", "nt_streams' default, from the vendor (1 on AMD, 4 elsewhere)"),
     ("best_nt_isa", "str", "the best streaming-store instruction set of this CPU"),
     ("pool_workers", "int", "threads the pool has started"),
 )

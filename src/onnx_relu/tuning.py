@@ -223,16 +223,9 @@ def num_threads(n: int) -> Iterator[int]:
 def kernel_tuning() -> dict[str, Any]:
     """The kernel's settings and what it detected about the machine, as a new dict.
 
-    Keys: ``num_threads``, ``max_threads``, ``threads_supported`` (False for a build without
-    threads), ``l2_bytes``, ``llc_bytes``, ``llc_shared_cpus`` (CPUs sharing the last-level
-    cache, 0 if not known), ``cache_source`` (where the cache sizes came from: "sysconf",
-    "sysfs" or "default"), ``vendor`` (the CPU vendor the streaming rule is chosen by: "intel",
-    "amd", "other"), ``parallel_threshold``, ``min_chunk``, ``nt_threshold``,
-    ``default_nt_threshold`` (sizes in bytes), ``spin_ns``, ``nt_streams`` and
-    ``default_nt_streams`` (4 KiB pages the streaming-store loop walks side by side: 1 on AMD,
-    4 elsewhere), ``nt_isa``, ``best_nt_isa`` (the streaming-store instruction set in use and
-    the best this CPU has: "none", "sse2", "avx2", "avx512"), ``pool_workers`` (threads the pool
-    has started). docs/performance.md has the table of them.
+    Keys (from the one table, ``onnx_relu._spec``; docs/performance.md has them too):
+
+    {keys}
 
     Examples
     --------
@@ -248,16 +241,7 @@ def set_kernel_tuning(**settings: int | str) -> dict[str, Any]:
 
     Parameters
     ----------
-    parallel_threshold, nt_threshold, min_chunk : int, optional
-        Output sizes in bytes from which a call uses threads, from which it uses streaming
-        stores, and the smallest chunk a thread gets; 0 means always, -1 leaves one unchanged.
-    nt_isa : str, optional
-        The streaming-store instruction set: "none" up to this CPU's ``best_nt_isa``.
-    spin_ns : int, optional
-        How long the pool's idle threads spin before they sleep.
-    nt_streams : int, optional
-        How many 4 KiB pages the streaming-store loop walks side by side (0 and 1: one
-        sequential stream); ``default_nt_streams`` is this CPU vendor's measured best.
+    {parameters}
 
     Raises
     ------
@@ -295,6 +279,32 @@ def _check_setting(name: str, value: object) -> None:
             f"{name} must be in 0..{_MAX_SETTING} (sys.maxsize), or -1 to leave it as it is;"
             f" got {value}"
         )
+
+
+def _documented_settings() -> None:
+    """Fill in the keys of :func:`kernel_tuning` and the keywords of :func:`set_kernel_tuning`
+    from the one table (a new setting is one row there)."""
+    indent = "\n    "
+    keys = [
+        *(f"- ``{key}`` ({kind}): {what}" for key, kind, what in _spec.REPORT),
+        *(f"- ``{name}`` (int): {what}" for name, _field, what, _default in _spec.SETTINGS),
+        *(f"- ``default_{name}`` (int): {name}'s default, {how}" for name, *_, how in _spec.SETTINGS),
+        *(f"- ``{name}`` (str): {what}" for name, what in _spec.NAMED_SETTINGS),
+    ]
+    parameters = [
+        *(
+            f"{name} : int, optional{indent}    The {what}; -1 leaves it as it is."
+            for name, _field, what, _default in _spec.SETTINGS
+        ),
+        *(f"{name} : str, optional{indent}    The {what}." for name, what in _spec.NAMED_SETTINGS),
+    ]
+    kernel_tuning.__doc__ = (kernel_tuning.__doc__ or "").replace("{keys}", indent.join(keys))
+    set_kernel_tuning.__doc__ = (set_kernel_tuning.__doc__ or "").replace(
+        "{parameters}", indent.join(parameters)
+    )
+
+
+_documented_settings()
 
 
 @contextlib.contextmanager
