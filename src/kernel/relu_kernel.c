@@ -298,7 +298,7 @@ typedef struct {
     relu_nt_fn nt[RELU_ISA_COUNT];
 } relu_kernel;
 
-/* Indexed by relu_type; the copy ceiling comes after the eight types. */
+/* Indexed by relu_type; the copy ceiling comes after the types (at RELU_TYPE_COUNT). */
 enum { RELU_KERNEL_COPY = RELU_TYPE_COUNT, RELU_KERNEL_COUNT };
 #define RELU_KERNEL_OF(name, int_t, threshold)                                                 \
     [RELU_TYPE_##name] = {sizeof(int_t), relu_strided_##name, RELU_NT_TABLE(name)},

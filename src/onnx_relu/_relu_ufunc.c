@@ -201,7 +201,7 @@ relu_add_late_loop(PyObject *ufunc, relu_type type, PyObject *dtype_obj)
 PyDoc_STRVAR(relu_ufunc_doc,
              "relu(x, /, out=None) -> y\n\n"
              "ONNX Relu as a ufunc: y = x where x > 0 or x is NaN (bits unchanged), +0 elsewhere.\n"
-             "Loops: " RELU_TYPE_NAMES_TEXT "\n(each C integer type spelling of the four integer\n"
+             "Loops: " RELU_TYPE_NAMES_TEXT "\n(each C integer type spelling of the integer types\n"
              "types too, e.g. 'q'). An input of any other type\n"
              "is refused under every casting= rule; a loop forced by signature= or dtype=, or an\n"
              "out of another type, is cast by numpy under casting= as for any ufunc.\n"
