@@ -32,7 +32,9 @@ _SOURCES = (".py", ".pyi", ".c", ".h")
 
 _DOTTED = re.compile(r"(?<![\"'\w.])onnx_relu(?:\.[A-Za-z_]\w*)+")
 _ROLE = re.compile(r":(mod|func|class|data|meth|attr|exc|obj):`~?([.\w]+)`")
-_PATH = re.compile(r"\b(?:src|tools|tests|docs|benchmarks)/[\w./-]+\.(?:py|pyi|c|h|md|rst|sh|txt)\b")
+_PATH = re.compile(
+    r"\b(?:src|tools|tests|docs|benchmarks)/[\w./-]+\.(?:py|pyi|c|h|md|rst|sh|txt)\b"
+)
 _PLACE = re.compile(r"\b([\w/]+\.(?:py|pyi|c|h)):(\d+)\b")
 
 
@@ -57,7 +59,8 @@ def _names(path: Path) -> dict[str, frozenset[str]]:
             elif isinstance(node, (ast.Assign, ast.AnnAssign)):
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
                 for target in targets:
-                    names.update({n.id: frozenset() for n in ast.walk(target) if isinstance(n, ast.Name)})
+                    assigned = [n.id for n in ast.walk(target) if isinstance(n, ast.Name)]
+                    names.update(dict.fromkeys(assigned, frozenset()))
                     if isinstance(target, ast.Name) and target.id.startswith("_LAZY"):
                         names.update({key: frozenset() for key in _constants(node.value)})
             elif isinstance(node, (ast.Import, ast.ImportFrom)):

@@ -118,4 +118,3 @@ def release_cache() -> int:
     0
     """
     return _relu._release_cache()
-

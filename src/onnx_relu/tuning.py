@@ -288,7 +288,10 @@ def _documented_settings() -> None:
     keys = [
         *(f"- ``{key}`` ({kind}): {what}" for key, kind, what in _spec.REPORT),
         *(f"- ``{name}`` (int): {what}" for name, _field, what, _default in _spec.SETTINGS),
-        *(f"- ``default_{name}`` (int): {name}'s default, {how}" for name, *_, how in _spec.SETTINGS),
+        *(
+            f"- ``default_{name}`` (int): {name}'s default, {how}"
+            for name, *_, how in _spec.SETTINGS
+        ),
         *(f"- ``{name}`` (str): {what}" for name, what in _spec.NAMED_SETTINGS),
     ]
     parameters = [
