@@ -121,7 +121,7 @@ class ReluType:
 def _relu_type(row: tuple[Any, ...]) -> ReluType:
     """The record of one row of ``_spec.TYPES``; an ml_dtypes type's dtype is left unknown."""
     name, int_t, _threshold, onnx_name, _proto, elem_type, _c_dtype, mantissa_bits, *_ = row
-    bits = int(int_t.removeprefix("int").removesuffix("_t"))
+    bits = int("".join(c for c in int_t if c.isdigit()))  # (int16_t: 16)
     dtype = None if _ml_dtypes_attribute(row) else np.dtype(name)
     return ReluType(onnx_name, elem_type, name, bits, mantissa_bits, dtype)
 
