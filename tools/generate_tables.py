@@ -58,6 +58,9 @@ def kernel_header(spec: ModuleType) -> str:
     settings = _x_macro(
         "RELU_FOR_EACH_SIZE_SETTING", [f"{python}, {field}" for python, field, *_ in spec.SETTINGS]
     )
+    element_ints = _x_macro(
+        "RELU_FOR_EACH_ELEMENT_INT", list(dict.fromkeys(t[1] for t in spec.TYPES))
+    )
     body = (
         "/*\n"
         " * The types, listed once; every per-type definition and table of the kernel and of\n"
@@ -66,6 +69,8 @@ def kernel_header(spec: ModuleType) -> str:
         " * X(name, signed integer type of the element's width, threshold of RELU_RULE)\n"
         " */\n"
         f"{types}\n\n"
+        "/* The C integer types of the elements, each once. X(integer type) */\n"
+        f"{element_ints}\n\n"
         "/*\n"
         " * The kernel's size and time settings (fields of relu_thresholds, one atomic each in\n"
         " * relu_settings; set_kernel_tuning's keywords and kernel_tuning's keys in Python, each\n"

@@ -43,10 +43,8 @@
 #endif
 
 /* relu_any_<int_t>: the element type for any address, by the X-macro's integer type. */
-typedef int8_t RELU_ELEMENT_ATTRS relu_any_int8_t;
-typedef int16_t RELU_ELEMENT_ATTRS relu_any_int16_t;
-typedef int32_t RELU_ELEMENT_ATTRS relu_any_int32_t;
-typedef int64_t RELU_ELEMENT_ATTRS relu_any_int64_t;
+#define RELU_ANY_ELEMENT(int_t) typedef int_t RELU_ELEMENT_ATTRS relu_any_##int_t;
+RELU_FOR_EACH_ELEMENT_INT(RELU_ANY_ELEMENT)
 
 /* Run-time dispatch between ISA levels, where the toolchain and the C library support it. */
 #if defined(__x86_64__) && defined(__GLIBC__) && defined(__has_attribute)

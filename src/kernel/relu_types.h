@@ -19,6 +19,13 @@
     X(float32, int32_t, RELU_F32_NEG_INF)                                                          \
     X(float64, int64_t, RELU_F64_NEG_INF)
 
+/* The C integer types of the elements, each once. X(integer type) */
+#define RELU_FOR_EACH_ELEMENT_INT(X)                                                               \
+    X(int8_t)                                                                                      \
+    X(int16_t)                                                                                     \
+    X(int32_t)                                                                                     \
+    X(int64_t)
+
 /*
  * The kernel's size and time settings (fields of relu_thresholds, one atomic each in
  * relu_settings; set_kernel_tuning's keywords and kernel_tuning's keys in Python, each

@@ -241,8 +241,18 @@ relu_kernel_type_of(PyArray_Descr *descr)
     if (!PyArray_ISNBO(descr->byteorder)) {
         return -1;
     }
-    const int num = descr->type_num;
-    if (PyTypeNum_ISSIGNED(num)) {
+    PyArray_DTypeMeta *const dtype = (PyArray_DTypeMeta *)Py_TYPE(descr);
+#define RELU_IF_NUMPY_TYPE(name, int_t, threshold)                                             \
+    if (RELU_NUMPY_DTYPE_##name != NULL && dtype == RELU_NUMPY_DTYPE_##name) {                 \
+        return RELU_TYPE_##name;                                                               \
+    }
+    RELU_FOR_EACH_TYPE(RELU_IF_NUMPY_TYPE)
+#define RELU_IF_LATE_TYPE(name, attribute)                                                      \
+    if (dtype == atomic_load_explicit(&relu_late_dtypes[RELU_TYPE_##name], memory_order_acquire)) { \
+        return RELU_TYPE_##name;                                                               \
+    }
+    RELU_FOR_EACH_ML_DTYPES_TYPE(RELU_IF_LATE_TYPE)
+    if (PyTypeNum_ISSIGNED(descr->type_num)) { /* a second DType of a C integer type ('q') */
         switch (PyDataType_ELSIZE(descr)) {
         case 1: return RELU_TYPE_int8;
         case 2: return RELU_TYPE_int16;
@@ -251,18 +261,6 @@ relu_kernel_type_of(PyArray_Descr *descr)
         default: return -1;
         }
     }
-    switch (num) {
-    case NPY_HALF: return RELU_TYPE_float16;
-    case NPY_FLOAT: return RELU_TYPE_float32;
-    case NPY_DOUBLE: return RELU_TYPE_float64;
-    default: break;
-    }
-    PyArray_DTypeMeta *const dtype = (PyArray_DTypeMeta *)Py_TYPE(descr);
-#define RELU_IF_LATE_TYPE(name, attribute)                                                      \
-    if (dtype == atomic_load_explicit(&relu_late_dtypes[RELU_TYPE_##name], memory_order_acquire)) { \
-        return RELU_TYPE_##name;                                                               \
-    }
-    RELU_FOR_EACH_ML_DTYPES_TYPE(RELU_IF_LATE_TYPE)
     return -1;
 }
 

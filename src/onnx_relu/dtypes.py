@@ -155,10 +155,11 @@ _ML_DTYPES_RELU_TYPES: dict[str, ReluType] = {
 _BFLOAT16 = RELU_TYPE_BY_NAME["bfloat16"]
 
 
-# ONNX tensor types numpy (or ml_dtypes) can hold but no Relu version allows: (the module with
-# the type, numpy or "ml_dtypes", its attribute, ONNX name, the Relu type it converts into
-# exactly or None). An ml_dtypes type that the installed ml_dtypes lacks is left out.
-_REFUSED: tuple[tuple[Any, str, str, str | None], ...] = (
+# ONNX tensor types numpy (or ml_dtypes) can hold: (the module with the type, numpy or
+# "ml_dtypes", its attribute, ONNX name, the Relu type it converts into exactly or None). Those
+# the table does not list are the ones no Relu version allows (_REFUSED). An ml_dtypes type that
+# the installed ml_dtypes lacks is left out.
+_ONNX_TYPES_NUMPY_HOLDS: tuple[tuple[Any, str, str, str | None], ...] = (
     (np, "bool_", "tensor(bool)", "int8"),
     (np, "uint8", "tensor(uint8)", "int16"),
     (np, "uint16", "tensor(uint16)", "int32"),
@@ -177,6 +178,7 @@ _REFUSED: tuple[tuple[Any, str, str, str | None], ...] = (
     ("ml_dtypes", "int2", "tensor(int2)", "int8"),
     ("ml_dtypes", "uint2", "tensor(uint2)", "int8"),
 )
+_REFUSED = tuple(row for row in _ONNX_TYPES_NUMPY_HOLDS if row[2] not in RELU_TYPE_BY_ONNX_NAME)
 
 #: numpy dtype -> ONNX name, for the ONNX types that no Relu version allows (ml_dtypes' from
 #: when ml_dtypes is loaded).
