@@ -3,21 +3,24 @@
 Plain data, importing nothing, so that the build's generator (``tools/generate_tables.py``)
 reads it without the package. What is derived from it:
 
-- by import, at run time: :mod:`onnx_relu.versions` (which Relu version allows which type, and
-  the opsets of each), :mod:`onnx_relu.tuning` (the setting validators); the records of
-  :mod:`onnx_relu.dtypes` (hence the ``.pb`` element codes) are still written out there and
-  checked row for row against this table by ``tests/test_tables.py``;
+- by import, at run time: :mod:`onnx_relu.dtypes` (the record of each type, hence the ``.pb``
+  element codes; which types ml_dtypes provides), :mod:`onnx_relu.versions` (which Relu version
+  allows which type, and the opsets of each), :mod:`onnx_relu.tuning` (the setting validators,
+  the docstrings' lists of keys and keywords);
 - by the generator, as files marked "generated" (``make tables`` writes them; the build and
   ``tests/test_tables.py`` fail when one differs from what this table gives, so a hand edit
-  of a derived copy is caught): the kernel's type X-macro and settings X-macro
-  (``src/kernel/relu_types.h``), the NumPy module's DType of each type and its docstring's type
-  list (``src/onnx_relu/_relu_types.h``), the onnxruntime library's element type of each type
+  of a derived copy is caught): the kernel's type X-macro, element integer X-macro and settings
+  X-macro (``src/kernel/relu_types.h``), the NumPy module's DType of each type, the X-macro of
+  the types ml_dtypes provides and the docstring's type list (``src/onnx_relu/_relu_types.h``),
+  the onnxruntime library's element type of each type
   (``src/ort/relu_ort_types.h``), the stub ``src/onnx_relu/_relu.pyi``, and the tables between
   ``<!-- generated: ... -->`` markers in docs/semantics.md and docs/performance.md.
 
-A new type is one row of :data:`TYPES` and its record in :mod:`onnx_relu.dtypes` (plus, if
-onnxruntime's ABI mirror lacks its element type, one enumerator in ``src/ort/ort_abi.h``); a new
-size setting is one row of :data:`SETTINGS` (plus what the kernel does with it).
+A new type is one row of :data:`TYPES` and its name in :data:`PYTHON_ORDER` (plus, if
+onnxruntime's ABI mirror lacks its element type, one enumerator in ``src/ort/ort_abi.h``, and
+for a type whose Relu is not ``RELU_RULE`` over its bits with a threshold, that rule); a new
+size setting is one row of :data:`SETTINGS` (plus the kernel's use of it and its default in
+``relu_default_thresholds``).
 """
 
 from __future__ import annotations
