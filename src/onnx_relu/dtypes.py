@@ -3,7 +3,8 @@
 One record per type some Relu version allows (:data:`RELU_TYPES`, derived from the one table,
 ``onnx_relu._spec``): its ONNX name (``"tensor(float)"``), its ``TensorProto`` element type
 number, its numpy dtype (a type ml_dtypes provides: ml_dtypes', ``ml_dtypes.bfloat16``), its
-short name (numpy's, ``"float32"``), its width in bits and, for a float, its layout. Which Relu version allows which of them is :mod:`onnx_relu.versions`' business.
+short name (numpy's, ``"float32"``), its width in bits and, for a float, its layout. Which Relu
+version allows which of them is :mod:`onnx_relu.versions`' business.
 
 Also here: the ONNX names of the types numpy (or ml_dtypes) can hold that no Relu version allows
 (:data:`REFUSED_ONNX_NAMES`, with the Relu type each converts into exactly), and the one helper
