@@ -1,11 +1,8 @@
-"""How the ONNX_RELU_* environment variables are named and read (their sizes parsed).
+"""How the sizes in the ONNX_RELU_* environment variables are read ("4M", "512k", "never").
 
-``ONNX_RELU_NUM_THREADS`` (thread count), ``ONNX_RELU_NT_THRESHOLD`` and
-``ONNX_RELU_PARALLEL_THRESHOLD`` (output sizes from which streaming stores and threads are
-used), ``ONNX_RELU_CACHE_BYTES`` and ``ONNX_RELU_CACHE_MIN_BYTES`` (the output cache's cap and
-minimum size). :mod:`onnx_relu.tuning` applies them when it is first imported
-(:func:`onnx_relu.tuning.configure_from_environment`); this module imports nothing of the
-package, so that every module of the kernel's settings can read it.
+The variables are named, and applied when the kernel's settings are first loaded, by
+:mod:`onnx_relu.tuning` (:func:`onnx_relu.tuning.configure_from_environment`); this module
+imports nothing of the package.
 """
 
 from __future__ import annotations
@@ -13,13 +10,6 @@ from __future__ import annotations
 import re
 import warnings
 from collections.abc import Mapping
-
-# The variables.
-ENV_NUM_THREADS = "ONNX_RELU_NUM_THREADS"
-ENV_NT_THRESHOLD = "ONNX_RELU_NT_THRESHOLD"
-ENV_PARALLEL_THRESHOLD = "ONNX_RELU_PARALLEL_THRESHOLD"
-ENV_CACHE_BYTES = "ONNX_RELU_CACHE_BYTES"
-ENV_CACHE_MIN_BYTES = "ONNX_RELU_CACHE_MIN_BYTES"
 
 # ASCII digits only: Python's \d and int() also take other scripts' digits ("\uff13") and
 # int() takes underscores ("3_0"), which no one means in an environment variable.

@@ -19,8 +19,8 @@ Every function here may be called from any thread at any time, also on a free-th
 each setting is changed in one step, and the functions that return the previous settings return
 what that call replaced. The environment variables are applied when this module is first
 imported (which the first use of ``onnx_relu.relu``, of a thread setting or of the output cache
-does; ``import onnx_relu`` alone does not): :func:`configure_from_environment`; their names and
-how their sizes are parsed are ``onnx_relu._environment``'s business.
+does; ``import onnx_relu`` alone does not): :func:`configure_from_environment`; how their sizes
+are parsed is ``onnx_relu._environment``'s business.
 """
 
 from __future__ import annotations
@@ -37,18 +37,16 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from . import _relu, _spec
-from ._environment import (
-    ENV_CACHE_BYTES,
-    ENV_CACHE_MIN_BYTES,
-    ENV_NT_THRESHOLD,
-    ENV_NUM_THREADS,
-    ENV_PARALLEL_THRESHOLD,
-    size_from_environment,
-)
+from ._environment import size_from_environment
 from .errors import ThreadCountError
 
 __all__ = [
     "MAX_THREADS",
+    "ENV_NUM_THREADS",
+    "ENV_NT_THRESHOLD",
+    "ENV_PARALLEL_THRESHOLD",
+    "ENV_CACHE_BYTES",
+    "ENV_CACHE_MIN_BYTES",
     "check_num_threads",
     "get_num_threads",
     "set_num_threads",
@@ -59,6 +57,15 @@ __all__ = [
     "kernel_tuned",
     "configure_from_environment",
 ]
+
+#: The environment variables this module's first import applies (configure_from_environment):
+#: the thread count, the output sizes from which streaming stores and threads are used, the
+#: output cache's cap and minimum size.
+ENV_NUM_THREADS = "ONNX_RELU_NUM_THREADS"
+ENV_NT_THRESHOLD = "ONNX_RELU_NT_THRESHOLD"
+ENV_PARALLEL_THRESHOLD = "ONNX_RELU_PARALLEL_THRESHOLD"
+ENV_CACHE_BYTES = "ONNX_RELU_CACHE_BYTES"
+ENV_CACHE_MIN_BYTES = "ONNX_RELU_CACHE_MIN_BYTES"
 
 #: The largest thread count the kernel accepts (256): the range is the kernel's, 1..MAX_THREADS.
 MAX_THREADS: int = _relu.MAX_THREADS

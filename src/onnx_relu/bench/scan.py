@@ -29,8 +29,13 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 import onnx_relu
-from onnx_relu._environment import ENV_NT_THRESHOLD, ENV_PARALLEL_THRESHOLD
-from onnx_relu.tuning import default_num_threads, kernel_tuned, kernel_tuning
+from onnx_relu.tuning import (
+    ENV_NT_THRESHOLD,
+    ENV_PARALLEL_THRESHOLD,
+    default_num_threads,
+    kernel_tuned,
+    kernel_tuning,
+)
 
 from .cases import dtype_of, mixed_sign_data
 
