@@ -1,8 +1,8 @@
 /*
  * relu_kernel.h - the ONNX Relu operator as a C kernel that knows nothing of Python or NumPy.
  *
- * Types (exactly the Relu-14 type set, no casting):
- *   float16, float32, float64, bfloat16, int8, int16, int32, int64.
+ * Types (exactly the Relu-14 type set, no casting): RELU_FOR_EACH_TYPE of relu_types.h, generated
+ * from the one table, src/onnx_relu/_spec.py.
  *
  * Semantics, identical for every float type:
  *   y = x      where x > 0 or x is a NaN (NaN bits returned unchanged: sign, payload, signalling bit);
