@@ -72,7 +72,8 @@ def test_a_hand_edit_of_a_derived_copy_is_caught(tmp_path, monkeypatch, capsys, 
 def test_kernel_tuning_reports_exactly_the_keys_of_the_table():
     keys = {
         *(key for key, _, _ in _spec.REPORT),
-        *(name for name, _, _ in _spec.SETTINGS),
+        *(name for name, *_ in _spec.SETTINGS),
+        *(f"default_{name}" for name, *_ in _spec.SETTINGS),
         *(name for name, _ in _spec.NAMED_SETTINGS),
     }
     assert set(kernel_tuning()) == keys
@@ -85,15 +86,25 @@ def test_the_docstring_of_kernel_tuning_names_every_key():
 
 
 def test_the_python_type_table_is_the_tables():
-    # onnx_relu.dtypes writes its records out (its bfloat16 record is being made lazy on
-    # another branch); they must be the table's, row for row, in its Python order.
+    # onnx_relu.dtypes derives its records from the table: row for row, in its Python order,
+    # each dtype numpy's type of that name or ml_dtypes' attribute the row names.
+    import ml_dtypes
+    import numpy as np
+
     from onnx_relu.dtypes import RELU_TYPES
 
     rows = {row[0]: row for row in _spec.TYPES}
     assert [t.name for t in RELU_TYPES] == list(_spec.PYTHON_ORDER)
+    assert sorted(_spec.PYTHON_ORDER) == sorted(rows)
     for t in RELU_TYPES:
-        name, _int_t, _threshold, onnx_name, _proto, elem_type, _c, mantissa, _since = rows[t.name]
+        name, int_t, _threshold, onnx_name, _proto, elem_type, c_dtype, mantissa, _since, ml = rows[
+            t.name
+        ]
         assert (t.onnx_name, t.elem_type, t.mantissa_bits) == (onnx_name, elem_type, mantissa)
+        assert int_t.endswith(f"int{t.bits}_t")  # (int16_t, uint8_t)
+        assert (c_dtype is None) == (ml is not None), name  # one source of the dtype
+        expected = np.dtype(getattr(ml_dtypes, ml)) if ml is not None else np.dtype(name)
+        assert t.dtype == expected and t.dtype.itemsize * 8 == t.bits
 
 
 def test_the_versions_are_the_tables():

@@ -56,19 +56,25 @@ def kernel_header(spec: ModuleType) -> str:
         [f"{name}, {int_t}, {threshold}" for name, int_t, threshold, *_ in spec.TYPES],
     )
     settings = _x_macro(
-        "RELU_FOR_EACH_SIZE_SETTING", [f"{python}, {field}" for python, field, _ in spec.SETTINGS]
+        "RELU_FOR_EACH_SIZE_SETTING", [f"{python}, {field}" for python, field, *_ in spec.SETTINGS]
+    )
+    element_ints = _x_macro(
+        "RELU_FOR_EACH_ELEMENT_INT", list(dict.fromkeys(t[1] for t in spec.TYPES))
     )
     body = (
         "/*\n"
-        " * The eight types, listed once; every per-type definition and table of the kernel\n"
-        " * and of its callers (the NumPy loops and their registration, the onnxruntime ops)\n"
-        " * is generated from it.\n"
+        " * The types, listed once; every per-type definition and table of the kernel and of\n"
+        " * its callers (the NumPy loops and their registration, the onnxruntime ops) is\n"
+        " * generated from it.\n"
         " * X(name, signed integer type of the element's width, threshold of RELU_RULE)\n"
         " */\n"
         f"{types}\n\n"
+        "/* The C integer types of the elements, each once. X(integer type) */\n"
+        f"{element_ints}\n\n"
         "/*\n"
         " * The kernel's size and time settings (fields of relu_thresholds, one atomic each in\n"
-        " * relu_settings; set_kernel_tuning's keywords and kernel_tuning's keys in Python).\n"
+        " * relu_settings; set_kernel_tuning's keywords and kernel_tuning's keys in Python, each\n"
+        " * with its default under default_<Python name>).\n"
         " * X(Python name, field of relu_thresholds)\n"
         " */\n"
         f"{settings}"
@@ -78,14 +84,23 @@ def kernel_header(spec: ModuleType) -> str:
 
 def numpy_header(spec: ModuleType) -> str:
     lines = []
-    for name, *_, numpy_dtype, _mantissa, _since in spec.TYPES:
-        # None: no DType at import (bfloat16's is added when ml_dtypes is loaded)
+    for name, *_, numpy_dtype, _mantissa, _since, _ml_dtypes in spec.TYPES:
+        # None: no DType at import (an ml_dtypes type's is added when ml_dtypes is loaded)
         spelling = f"(&{numpy_dtype})" if numpy_dtype else "NULL"
         lines.append(f"#define RELU_NUMPY_DTYPE_{name} {spelling}")
     names = ", ".join(t[0] for t in spec.TYPES)
+    late = [f'{t[0]}, "{t[9]}"' for t in spec.TYPES if t[9] is not None]
+    late_macro = (
+        _x_macro("RELU_FOR_EACH_ML_DTYPES_TYPE", late)
+        if late
+        else "#define RELU_FOR_EACH_ML_DTYPES_TYPE(X)"
+    )
     body = (
         "/* The NumPy DType class of each kernel type, by the X-macro's name. */\n"
         + "\n".join(lines)
+        + "\n\n/*\n * The types ml_dtypes provides (their DType is NULL above), whose loops are"
+        + " added when\n * ml_dtypes is loaded. X(kernel type name, ml_dtypes attribute)\n */\n"
+        + late_macro
         + "\n\n/* The types, for the ufunc's docstring. */\n"
         + f'#define RELU_TYPE_NAMES_TEXT "{names}"'
     )
@@ -123,6 +138,7 @@ def stub_settings(spec: ModuleType) -> str:
         [
             *(f"{key} ({kind})" for key, kind, _ in spec.REPORT),
             *(f"{s[0]} (int)" for s in spec.SETTINGS),
+            *(f"default_{s[0]} (int)" for s in spec.SETTINGS),
             *(f"{s[0]} (str)" for s in spec.NAMED_SETTINGS),
         ]
     )
@@ -159,7 +175,11 @@ def versions_table(spec: ModuleType) -> str:
 
 def settings_table(spec: ModuleType) -> str:
     rows = ["| key | set by `set_kernel_tuning` | what it is |", "|---|---|---|"]
-    rows += [f"| `{name}` | yes (int) | {what} |" for name, _field, what in spec.SETTINGS]
+    rows += [f"| `{name}` | yes (int) | {what} |" for name, _field, what, _ in spec.SETTINGS]
+    rows += [
+        f"| `default_{name}` | no (int) | {name}'s default: {default} |"
+        for name, _field, _what, default in spec.SETTINGS
+    ]
     rows += [f"| `{name}` | yes (str) | {what} |" for name, what in spec.NAMED_SETTINGS]
     rows += [f"| `{key}` | no ({kind}) | {what} |" for key, kind, what in spec.REPORT]
     return "\n".join(rows)

@@ -43,10 +43,8 @@
 #endif
 
 /* relu_any_<int_t>: the element type for any address, by the X-macro's integer type. */
-typedef int8_t RELU_ELEMENT_ATTRS relu_any_int8_t;
-typedef int16_t RELU_ELEMENT_ATTRS relu_any_int16_t;
-typedef int32_t RELU_ELEMENT_ATTRS relu_any_int32_t;
-typedef int64_t RELU_ELEMENT_ATTRS relu_any_int64_t;
+#define RELU_ANY_ELEMENT(int_t) typedef int_t RELU_ELEMENT_ATTRS relu_any_##int_t;
+RELU_FOR_EACH_ELEMENT_INT(RELU_ANY_ELEMENT)
 
 /* Run-time dispatch between ISA levels, where the toolchain and the C library support it. */
 #if defined(__x86_64__) && defined(__GLIBC__) && defined(__has_attribute)
@@ -298,7 +296,7 @@ typedef struct {
     relu_nt_fn nt[RELU_ISA_COUNT];
 } relu_kernel;
 
-/* Indexed by relu_type; the copy ceiling comes after the eight types. */
+/* Indexed by relu_type; the copy ceiling comes after the types (at RELU_TYPE_COUNT). */
 enum { RELU_KERNEL_COPY = RELU_TYPE_COUNT, RELU_KERNEL_COUNT };
 #define RELU_KERNEL_OF(name, int_t, threshold)                                                 \
     [RELU_TYPE_##name] = {sizeof(int_t), relu_strided_##name, RELU_NT_TABLE(name)},

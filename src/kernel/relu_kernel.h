@@ -1,8 +1,8 @@
 /*
  * relu_kernel.h - the ONNX Relu operator as a C kernel that knows nothing of Python or NumPy.
  *
- * Types (exactly the Relu-14 type set, no casting):
- *   float16, float32, float64, bfloat16, int8, int16, int32, int64.
+ * Types (exactly the Relu-14 type set, no casting): RELU_FOR_EACH_TYPE of relu_types.h, generated
+ * from the one table, src/onnx_relu/_spec.py.
  *
  * Semantics, identical for every float type:
  *   y = x      where x > 0 or x is a NaN (NaN bits returned unchanged: sign, payload, signalling bit);
@@ -11,7 +11,7 @@
  *
  * Every type is computed on its bit pattern read as a signed integer s of the same width, so no
  * floating-point instruction runs (no FP exception flag can be raised, a signalling NaN is never
- * quieted) and one compare-and-select serves all eight types:
+ * quieted) and one compare-and-select serves every type:
  *
  *     y = (s > threshold) ? s : 0                                          (RELU_RULE below)
  *
@@ -46,7 +46,7 @@
 #define RELU_F32_NEG_INF ((int32_t)INT32_C(-8388608))          /* 0xFF800000 */
 #define RELU_F64_NEG_INF ((int64_t)INT64_C(-4503599627370496)) /* 0xFFF0000000000000 */
 
-/* The eight types, listed once (RELU_FOR_EACH_TYPE: X(name, signed integer type of the element's
+/* The types, listed once (RELU_FOR_EACH_TYPE: X(name, signed integer type of the element's
  * width, threshold of RELU_RULE)), generated from the one table (src/onnx_relu/_spec.py). */
 #include "relu_types.h"
 

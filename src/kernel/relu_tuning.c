@@ -171,14 +171,10 @@ relu_parse_decimal(const char **text, ptrdiff_t limit, ptrdiff_t *value)
     return 1;
 }
 
-/* A sysfs number ("2048K", "32M", "3"): bytes (or the plain number); 0 if missing or garbled. */
+/* A sysfs number ("2048K", "32M", "3"): bytes (or the plain number); 0 if garbled. */
 static ptrdiff_t
-relu_read_sysfs_size(const char *path)
+relu_parse_sysfs_size(const char *text)
 {
-    char text[32];
-    if (!relu_read_sysfs_text(path, text, sizeof text)) {
-        return 0;
-    }
     ptrdiff_t value = 0;
     const char *c = text;
     if (!relu_parse_decimal(&c, PTRDIFF_MAX >> 30, &value)) {
@@ -197,15 +193,11 @@ relu_read_sysfs_size(const char *path)
     return *c == 0 ? value << shift : 0;
 }
 
-/* CPUs in a sysfs CPU list ("0-1", "0,2-5,8"); 0 if missing or garbled. */
-static int
-relu_read_sysfs_cpu_count(const char *path)
+/* CPUs in a sysfs CPU list ("0-1", "0,2-5,8"); 0 if garbled. */
+static ptrdiff_t
+relu_parse_sysfs_cpu_count(const char *text)
 {
-    char text[1024];
-    if (!relu_read_sysfs_text(path, text, sizeof text)) {
-        return 0;
-    }
-    int count = 0;
+    ptrdiff_t count = 0;
     const char *c = text;
     enum { RELU_MAX_CPU_NUMBER = 1 << 20 };
     while (*c) {
@@ -220,9 +212,9 @@ relu_read_sysfs_cpu_count(const char *path)
                 return 0;
             }
         }
-        count += (int)(last - first + 1);
+        count += last - first + 1;
         if (count > RELU_MAX_CPU_NUMBER) {
-            return 0; /* more CPUs than any machine has: garbled (and no int overflow) */
+            return 0; /* more CPUs than any machine has: garbled */
         }
         if (*c == ',') {
             c++;
@@ -232,6 +224,15 @@ relu_read_sysfs_cpu_count(const char *path)
         }
     }
     return count;
+}
+
+/* The small sysfs file at `path` read by `parse` (one of the two above); 0 if it is missing,
+ * empty, longer than any such file, or garbled. */
+static ptrdiff_t
+relu_read_sysfs(const char *path, ptrdiff_t (*parse)(const char *text))
+{
+    char text[1024];
+    return relu_read_sysfs_text(path, text, sizeof text) ? parse(text) : 0;
 }
 
 /* <root>/devices/system/cpu/cpu0/cache/index<index>/<name> into path; 0 if it does not fit. */
@@ -261,7 +262,7 @@ relu_caches_from_sysfs(const char *sysfs_root, relu_caches *caches)
         if (!relu_sysfs_cache_path(path, sizeof path, sysfs_root, index, "level")) {
             break;
         }
-        const ptrdiff_t level = relu_read_sysfs_size(path);
+        const ptrdiff_t level = relu_read_sysfs(path, relu_parse_sysfs_size);
         if (level <= 0) {
             break;
         }
@@ -272,7 +273,7 @@ relu_caches_from_sysfs(const char *sysfs_root, relu_caches *caches)
             continue; /* instruction caches, and caches whose type is unknown */
         }
         relu_sysfs_cache_path(path, sizeof path, sysfs_root, index, "size");
-        const ptrdiff_t size = relu_read_sysfs_size(path);
+        const ptrdiff_t size = relu_read_sysfs(path, relu_parse_sysfs_size);
         if (size <= 0) {
             continue;
         }
@@ -284,7 +285,7 @@ relu_caches_from_sysfs(const char *sysfs_root, relu_caches *caches)
             llc_level = (int)level;
             caches->llc_bytes = size;
             relu_sysfs_cache_path(path, sizeof path, sysfs_root, index, "shared_cpu_list");
-            caches->llc_shared_cpus = relu_read_sysfs_cpu_count(path);
+            caches->llc_shared_cpus = (int)relu_read_sysfs(path, relu_parse_sysfs_cpu_count);
         }
     }
     const int found = caches->l2_bytes > 0 || caches->llc_bytes > 0;
@@ -376,6 +377,19 @@ relu_default_nt_streams(relu_vendor vendor)
     return vendor == RELU_VENDOR_AMD ? 1 : RELU_DEFAULT_NT_STREAMS;
 }
 
+relu_thresholds
+relu_default_thresholds(const relu_caches *caches, relu_vendor vendor)
+{
+    relu_thresholds defaults = {
+        .parallel_bytes = RELU_DEFAULT_PARALLEL_BYTES,
+        .min_chunk_bytes = RELU_DEFAULT_MIN_CHUNK_BYTES,
+        .nt_bytes = relu_default_nt_bytes(caches, vendor),
+        .spin_ns = RELU_DEFAULT_SPIN_NS,
+        .nt_streams = relu_default_nt_streams(vendor),
+    };
+    return defaults;
+}
+
 void
 relu_tuning_init(void)
 {
@@ -383,8 +397,7 @@ relu_tuning_init(void)
     RELU_STORE(relu_tuning.nt_isa, (int)relu_best_isa);
     relu_found_caches = relu_detect_caches();
     relu_found_vendor = relu_detect_vendor();
-    RELU_STORE(relu_tuning.nt_bytes, relu_default_nt_bytes(&relu_found_caches, relu_found_vendor));
-    RELU_STORE(relu_tuning.nt_streams, relu_default_nt_streams(relu_found_vendor));
+    relu_set_thresholds(relu_default_thresholds(&relu_found_caches, relu_found_vendor));
 }
 
 int
@@ -436,8 +449,7 @@ relu_get_tuning(void)
         .threads_supported = RELU_HAVE_THREADS,
 #define RELU_LOAD_SETTING(python_name, field) .field = RELU_LOAD(relu_tuning.field),
         .thresholds = {RELU_FOR_EACH_SIZE_SETTING(RELU_LOAD_SETTING)},
-        .default_nt_bytes = relu_default_nt_bytes(&relu_found_caches, relu_found_vendor),
-        .default_nt_streams = relu_default_nt_streams(relu_found_vendor),
+        .defaults = relu_default_thresholds(&relu_found_caches, relu_found_vendor),
         .nt_isa = (relu_isa)RELU_LOAD(relu_tuning.nt_isa),
         .best_nt_isa = relu_best_isa,
         .caches = relu_found_caches,

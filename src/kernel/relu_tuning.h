@@ -109,13 +109,16 @@ RELU_API void relu_set_thresholds(relu_thresholds thresholds);
 /* The streaming-store code path; returns -1 (and changes nothing) for one this CPU lacks. */
 RELU_API int relu_set_nt_isa(relu_isa isa);
 
+/* Every setting's default for these caches and vendor (the measured rules of relu_tuning.c):
+ * what relu_tuning_init sets. Pure. */
+RELU_API relu_thresholds relu_default_thresholds(const relu_caches *caches, relu_vendor vendor);
+
 /* Everything at one moment, for reports (onnx_relu._relu._tuning()). */
 typedef struct {
     int num_threads;
     int threads_supported; /* 0: a build without the thread pool, every call is serial */
     relu_thresholds thresholds;
-    ptrdiff_t default_nt_bytes;
-    ptrdiff_t default_nt_streams;
+    relu_thresholds defaults; /* relu_default_thresholds of this machine */
     relu_isa nt_isa;
     relu_isa best_nt_isa;
     relu_caches caches;

@@ -4,9 +4,9 @@
 #define RELU_TYPES_H
 
 /*
- * The eight types, listed once; every per-type definition and table of the kernel
- * and of its callers (the NumPy loops and their registration, the onnxruntime ops)
- * is generated from it.
+ * The types, listed once; every per-type definition and table of the kernel and of
+ * its callers (the NumPy loops and their registration, the onnxruntime ops) is
+ * generated from it.
  * X(name, signed integer type of the element's width, threshold of RELU_RULE)
  */
 #define RELU_FOR_EACH_TYPE(X)                                                                      \
@@ -19,9 +19,17 @@
     X(float32, int32_t, RELU_F32_NEG_INF)                                                          \
     X(float64, int64_t, RELU_F64_NEG_INF)
 
+/* The C integer types of the elements, each once. X(integer type) */
+#define RELU_FOR_EACH_ELEMENT_INT(X)                                                               \
+    X(int8_t)                                                                                      \
+    X(int16_t)                                                                                     \
+    X(int32_t)                                                                                     \
+    X(int64_t)
+
 /*
  * The kernel's size and time settings (fields of relu_thresholds, one atomic each in
- * relu_settings; set_kernel_tuning's keywords and kernel_tuning's keys in Python).
+ * relu_settings; set_kernel_tuning's keywords and kernel_tuning's keys in Python, each
+ * with its default under default_<Python name>).
  * X(Python name, field of relu_thresholds)
  */
 #define RELU_FOR_EACH_SIZE_SETTING(X)                                                              \

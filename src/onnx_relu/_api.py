@@ -11,7 +11,7 @@ from . import tuning as _tuning  # noqa: F401
 from ._relu import _empty_like as _cached_empty_like
 from ._relu import _relu_view
 from ._relu import relu as relu_ufunc
-from .dtypes import _catch_up_with_ml_dtypes, describe_dtype, native
+from .dtypes import _catch_up_with_ml_dtypes, describe_dtype, native, numpy_dtype
 from .errors import InvalidOutputError, UnsupportedTypeError
 from .versions import (
     LATEST_VERSION,
@@ -46,7 +46,9 @@ def check_dtype(dtype: object, opset: int | None = None) -> np.dtype:
 def _checked_dtype(dtype: object, version: ReluVersion, opset: int | None) -> np.dtype:
     """:func:`check_dtype` against the already resolved ``version`` (in force at ``opset``)."""
     try:
-        dt: np.dtype = np.dtype(dtype)  # type: ignore[call-overload]
+        dt: np.dtype = numpy_dtype(dtype)  # (a name of an ml_dtypes type loads it first)
+    except UnsupportedTypeError:  # that name, and a module named ml_dtypes that lacks it
+        raise
     except (TypeError, ValueError, SyntaxError):
         # numpy's ways of saying "not a dtype": TypeError ("data type 'x' not understood"),
         # ValueError and SyntaxError (malformed comma strings such as "0:" or "i4,(").
@@ -279,7 +281,7 @@ def relu(
     Without ``out``, outputs of at least 1 MiB (of a C- or F-contiguous ``numpy.ndarray``) come
     from a bounded cache of blocks freed by earlier outputs, so that repeated calls do not pay
     for fresh pages; they are ordinary arrays in every other respect
-    (:func:`onnx_relu.tuning.cache_info`).
+    (:func:`onnx_relu.output_cache.cache_info`).
 
     Examples
     --------
@@ -322,7 +324,7 @@ def relu(
         # x[::2]) runs as one kernel call over its rows (_relu_view), so that the whole call's
         # size decides threads and streaming stores; None: the ufunc's one loop call serves.
         if out is None:
-            # Large outputs come from the output cache (onnx_relu.tuning.cache_info): fresh
+            # Large outputs come from the output cache (onnx_relu.output_cache.cache_info): fresh
             # pages from the OS cost more than relu itself. None: let the ufunc allocate.
             cached = _cached_empty_like(x)
             if cached is None:

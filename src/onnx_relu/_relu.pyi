@@ -5,9 +5,11 @@ Private to :mod:`onnx_relu`: the public names are ``onnx_relu.relu_ufunc`` and t
 these.
 """
 
+from collections.abc import Mapping
+
 import numpy as np
 
-#: The strict ufunc: one input, one output, exact loops for the eight Relu types only.
+#: The strict ufunc: one input, one output, exact loops for the Relu types only.
 relu: np.ufunc
 
 #: The most threads the kernel's pool can use.
@@ -18,9 +20,10 @@ def _set_num_threads(n: int, /) -> int: ...
 
 # generated: kernel settings (from src/onnx_relu/_spec.py: make tables)
 #: Keys: num_threads (int), max_threads (int), threads_supported (bool), l2_bytes (int), llc_bytes
-#: (int), llc_shared_cpus (int), cache_source (str), vendor (str), default_nt_threshold (int),
-#: default_nt_streams (int), best_nt_isa (str), pool_workers (int), parallel_threshold (int),
-#: min_chunk (int), nt_threshold (int), spin_ns (int), nt_streams (int), nt_isa (str).
+#: (int), llc_shared_cpus (int), cache_source (str), vendor (str), best_nt_isa (str), pool_workers
+#: (int), parallel_threshold (int), min_chunk (int), nt_threshold (int), spin_ns (int), nt_streams
+#: (int), default_parallel_threshold (int), default_min_chunk (int), default_nt_threshold (int),
+#: default_spin_ns (int), default_nt_streams (int), nt_isa (str).
 def _tuning() -> dict[str, int | bool | str]: ...
 
 #: Keywords (all optional): parallel_threshold, min_chunk, nt_threshold, spin_ns, nt_streams (int,
@@ -46,4 +49,4 @@ def _set_cache(*, max_bytes: int = -1, min_bytes: int = -1) -> dict[str, int]: .
 def _release_cache() -> int: ...
 
 #: Adds the ufunc's loop for ml_dtypes.bfloat16 (given as a numpy dtype), once; True if added.
-def _add_bfloat16_loop(dtype: np.dtype, /) -> bool: ...
+def _add_ml_dtypes_loops(dtypes: Mapping[str, np.dtype], /) -> int: ...

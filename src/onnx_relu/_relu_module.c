@@ -67,10 +67,10 @@ enum { RELU_FOR_EACH_SIZE_SETTING(RELU_SETTING_INDEX) RELU_SETTING_COUNT };
 static PyObject *
 relu_tuning_dict(relu_tuning_report tuning)
 {
-    /* What the kernel found and reports, then the size settings by their Python names (the keys
-     * of src/onnx_relu/_spec.py's REPORT, SETTINGS and NAMED_SETTINGS). */
+    /* What the kernel found and reports, then the size settings and their defaults by their
+     * Python names (the keys of src/onnx_relu/_spec.py's REPORT, SETTINGS and NAMED_SETTINGS). */
     PyObject *dict = Py_BuildValue(
-        "{s:i,s:i,s:O,s:n,s:n,s:i,s:s,s:s,s:n,s:n,s:s,s:s,s:i}",
+        "{s:i,s:i,s:O,s:n,s:n,s:i,s:s,s:s,s:s,s:s,s:i}",
         "num_threads", tuning.num_threads,
         "max_threads", (int)RELU_MAX_THREADS,
         "threads_supported", tuning.threads_supported ? Py_True : Py_False,
@@ -79,18 +79,20 @@ relu_tuning_dict(relu_tuning_report tuning)
         "llc_shared_cpus", tuning.caches.llc_shared_cpus,
         "cache_source", tuning.caches.source,
         "vendor", relu_vendor_name(tuning.vendor),
-        "default_nt_threshold", (Py_ssize_t)tuning.default_nt_bytes,
-        "default_nt_streams", (Py_ssize_t)tuning.default_nt_streams,
         "nt_isa", relu_isa_name(tuning.nt_isa),
         "best_nt_isa", relu_isa_name(tuning.best_nt_isa),
         "pool_workers", relu_pool_workers());
-    const Py_ssize_t settings[RELU_SETTING_COUNT] = {
+    const Py_ssize_t settings[2 * RELU_SETTING_COUNT] = {
 #define RELU_SETTING_VALUE(python_name, field) (Py_ssize_t)tuning.thresholds.field,
-        RELU_FOR_EACH_SIZE_SETTING(RELU_SETTING_VALUE)};
-    static const char *const names[RELU_SETTING_COUNT] = {
+#define RELU_SETTING_DEFAULT(python_name, field) (Py_ssize_t)tuning.defaults.field,
+        RELU_FOR_EACH_SIZE_SETTING(RELU_SETTING_VALUE)
+        RELU_FOR_EACH_SIZE_SETTING(RELU_SETTING_DEFAULT)};
+    static const char *const names[2 * RELU_SETTING_COUNT] = {
 #define RELU_SETTING_NAME(python_name, field) #python_name,
-        RELU_FOR_EACH_SIZE_SETTING(RELU_SETTING_NAME)};
-    for (int i = 0; dict != NULL && i < RELU_SETTING_COUNT; i++) {
+#define RELU_SETTING_DEFAULT_NAME(python_name, field) "default_" #python_name,
+        RELU_FOR_EACH_SIZE_SETTING(RELU_SETTING_NAME)
+        RELU_FOR_EACH_SIZE_SETTING(RELU_SETTING_DEFAULT_NAME)};
+    for (int i = 0; dict != NULL && i < 2 * RELU_SETTING_COUNT; i++) {
         PyObject *value = PyLong_FromSsize_t(settings[i]);
         if (value == NULL || PyDict_SetItemString(dict, names[i], value) < 0) {
             Py_CLEAR(dict);
@@ -193,7 +195,7 @@ relu_py_copy(PyObject *NPY_UNUSED(self), PyObject *args, PyObject *kwargs)
 }
 
 /* ------------------------------------------------------------------------------------------ */
-/* bfloat16, when ml_dtypes is loaded                                                           */
+/* The types ml_dtypes provides, when ml_dtypes is loaded                                     */
 /* ------------------------------------------------------------------------------------------ */
 
 /* Python < 3.13 has no critical sections; the GIL and the flag set before the loop is added
@@ -204,46 +206,67 @@ relu_py_copy(PyObject *NPY_UNUSED(self), PyObject *args, PyObject *kwargs)
 #endif
 
 typedef struct {
-    int bfloat16_loop; /* 1 once the ufunc of this module has its bfloat16 loop (or is adding it) */
+    /* 1 once the ufunc of this module has the loop of that type (or is adding it); for the
+     * types ml_dtypes provides */
+    unsigned char late_loop[RELU_TYPE_COUNT];
 } relu_module_state;
 
+/* The loop of `type` for `dtype_obj`, once: 1 if this call added it, 0 if it was there, -1. */
+static int
+relu_add_late_loop_once(PyObject *module, relu_module_state *state, relu_type type,
+                        PyObject *dtype_obj)
+{
+    int added = 0, failed = 0;
+    Py_BEGIN_CRITICAL_SECTION(module);
+    if (!state->late_loop[type]) {
+        state->late_loop[type] = 1;
+        PyObject *ufunc = PyObject_GetAttrString(module, "relu");
+        failed = ufunc == NULL || relu_add_late_loop(ufunc, type, dtype_obj) < 0;
+        Py_XDECREF(ufunc);
+        state->late_loop[type] = !failed;
+        added = !failed;
+    }
+    Py_END_CRITICAL_SECTION();
+    return failed ? -1 : added;
+}
+
 static PyObject *
-relu_py_add_bfloat16_loop(PyObject *module, PyObject *dtype_obj)
+relu_py_add_ml_dtypes_loops(PyObject *module, PyObject *dtypes)
 {
     relu_module_state *state = (relu_module_state *)PyModule_GetState(module);
     if (state == NULL) {
         return NULL;
     }
-    int added = 0, failed = 0;
-    Py_BEGIN_CRITICAL_SECTION(module);
-    if (!state->bfloat16_loop) {
-        state->bfloat16_loop = 1;
-        PyObject *ufunc = PyObject_GetAttrString(module, "relu");
-        failed = ufunc == NULL || relu_add_bfloat16_loop(ufunc, dtype_obj) < 0;
-        Py_XDECREF(ufunc);
-        state->bfloat16_loop = !failed;
-        added = !failed;
+    int added = 0;
+#define RELU_ADD_LATE_LOOP(name, attribute)                                                     \
+    {                                                                                          \
+        PyObject *dtype = PyMapping_GetItemString(dtypes, #name);                              \
+        const int result = dtype == NULL ? -1                                                  \
+                                         : relu_add_late_loop_once(module, state,              \
+                                                                   RELU_TYPE_##name, dtype);   \
+        Py_XDECREF(dtype);                                                                     \
+        if (result < 0) {                                                                      \
+            return NULL;                                                                       \
+        }                                                                                      \
+        added += result;                                                                       \
     }
-    Py_END_CRITICAL_SECTION();
-    if (failed) {
-        return NULL;
-    }
-    return PyBool_FromLong(added);
+    RELU_FOR_EACH_ML_DTYPES_TYPE(RELU_ADD_LATE_LOOP)
+    return PyLong_FromLong(added);
 }
 
 /*
- * The bfloat16 loop is added when ml_dtypes is loaded: now if it is, else when it is imported,
- * by whomever (onnx_relu.dtypes watches for it): float work never imports ml_dtypes, and the
- * ufunc has its bfloat16 loop whichever of the two is imported first.
+ * The loops of ml_dtypes' types are added when ml_dtypes is loaded: now if it is, else when it is
+ * imported, by whomever (onnx_relu.dtypes watches for it): float work never imports ml_dtypes,
+ * and the ufunc has those loops whichever of the two is imported first.
  */
 static int
-relu_watch_for_bfloat16(PyObject *module)
+relu_watch_for_ml_dtypes(PyObject *module)
 {
     PyObject *dtypes = PyImport_ImportModule("onnx_relu.dtypes");
     if (dtypes == NULL) {
         return -1;
     }
-    PyObject *add = PyObject_GetAttrString(module, "_add_bfloat16_loop");
+    PyObject *add = PyObject_GetAttrString(module, "_add_ml_dtypes_loops");
     PyObject *result =
         add == NULL ? NULL : PyObject_CallMethod(dtypes, "_when_ml_dtypes_loaded", "O", add);
     Py_XDECREF(add);
@@ -285,9 +308,10 @@ static PyMethodDef relu_methods[] = {
     {"_relu_view", relu_py_relu_view, METH_VARARGS,
      "_relu_view(x, out) -> out or None: relu of a view numpy cannot merge into one loop call,\n"
      "as one kernel call over its rows (out None: a new array); None where the ufunc serves."},
-    {"_add_bfloat16_loop", relu_py_add_bfloat16_loop, METH_O,
-     "_add_bfloat16_loop(dtype) -> bool: adds relu's loop for ml_dtypes.bfloat16 (dtype), once;\n"
-     "True if this call added it. onnx_relu.dtypes calls it when ml_dtypes is loaded."},
+    {"_add_ml_dtypes_loops", relu_py_add_ml_dtypes_loops, METH_O,
+     "_add_ml_dtypes_loops(dtypes) -> int: adds relu's loop for each type ml_dtypes provides\n"
+     "(dtypes: its name -> its dtype), once each; returns how many this call added.\n"
+     "onnx_relu.dtypes calls it when ml_dtypes is loaded."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -332,7 +356,7 @@ relu_module_exec(PyObject *module)
     if (added < 0 || PyModule_AddIntConstant(module, "MAX_THREADS", RELU_MAX_THREADS) < 0) {
         return -1;
     }
-    return relu_watch_for_bfloat16(module);
+    return relu_watch_for_ml_dtypes(module);
 }
 
 static PyModuleDef_Slot relu_slots[] = {

@@ -28,13 +28,16 @@
 #include <numpy/ufuncobject.h>
 #include <numpy/dtype_api.h>
 
+#include "relu_kernel.h" /* relu_type */
+#include "_relu_types.h" /* each type's DType, RELU_FOR_EACH_ML_DTYPES_TYPE */
+
 /* _relu_ufunc.c: the ufunc with a loop for every type of the kernel; NULL with an exception set
  * on failure. */
 PyObject *relu_make_ufunc(void);
-/* _relu_ufunc.c: adds the bfloat16 loop to the ufunc for the dtype `dtype_obj` (0, or -1 with an
+/* _relu_ufunc.c: adds the loop of `type`, one of the types ml_dtypes provides
+ * (RELU_FOR_EACH_ML_DTYPES_TYPE), to the ufunc for the dtype `dtype_obj` (0, or -1 with an
  * exception set). */
-int relu_add_bfloat16_loop(PyObject *ufunc, PyObject *dtype_obj);
-void relu_note_bfloat16_dtype(PyArray_DTypeMeta *dtype);
+int relu_add_late_loop(PyObject *ufunc, relu_type type, PyObject *dtype_obj);
 /* _relu_ufunc.c: onnx_relu._relu._relu_view (see there). */
 PyObject *relu_py_relu_view(PyObject *self, PyObject *args);
 

@@ -13,6 +13,13 @@
 #define RELU_NUMPY_DTYPE_float32 (&PyArray_FloatDType)
 #define RELU_NUMPY_DTYPE_float64 (&PyArray_DoubleDType)
 
+/*
+ * The types ml_dtypes provides (their DType is NULL above), whose loops are added when
+ * ml_dtypes is loaded. X(kernel type name, ml_dtypes attribute)
+ */
+#define RELU_FOR_EACH_ML_DTYPES_TYPE(X)                                                            \
+    X(bfloat16, "bfloat16")
+
 /* The types, for the ufunc's docstring. */
 #define RELU_TYPE_NAMES_TEXT "int8, int16, int32, int64, float16, bfloat16, float32, float64"
 

@@ -29,16 +29,27 @@ RELU_FOR_EACH_TYPE(RELU_DEFINE_LOOP)
 /*
  * The DType class of each type, RELU_NUMPY_DTYPE_<name> by the X-macro's name (generated from the
  * one table). numpy's built-in ones are not constant expressions (they come from numpy's API
- * table), so the table of loops is filled in at import; ml_dtypes.bfloat16's (NULL here) is added
- * when ml_dtypes is loaded: relu_add_bfloat16_loop.
+ * table), so the table of loops is filled in at import; the types ml_dtypes provides (NULL
+ * there, RELU_FOR_EACH_ML_DTYPES_TYPE) get theirs when ml_dtypes is loaded: relu_add_late_loop.
  */
-#include "_relu_types.h"
-
 typedef struct {
     const char *name;                  /* ArrayMethod name, shown in numpy's error messages */
     PyArrayMethod_StridedLoop *loop;
     PyArray_DTypeMeta *dtype;
 } relu_loop_entry;
+
+/* Each type's ArrayMethod name, loop and element size, by relu_type. */
+typedef struct {
+    const char *name;
+    PyArrayMethod_StridedLoop *loop;
+    npy_intp itemsize;
+} relu_type_loop;
+#define RELU_TYPE_LOOP(name, int_t, threshold) {"relu_" #name, relu_loop_##name, sizeof(int_t)},
+static const relu_type_loop relu_type_loops[RELU_TYPE_COUNT] = {RELU_FOR_EACH_TYPE(RELU_TYPE_LOOP)};
+
+/* The DType of each type ml_dtypes provides, once its loop is added (process-wide, as numpy's
+ * registration; NULL before): for _relu_view. */
+static _Atomic(PyArray_DTypeMeta *) relu_late_dtypes[RELU_TYPE_COUNT];
 
 /*
  * Descriptor resolution: the output takes the input's descriptor (in native byte order), as
@@ -157,30 +168,31 @@ relu_add_c_integer_loops(PyObject *ufunc)
 }
 
 /*
- * The bfloat16 loop, added to `ufunc` for the DType of `dtype_obj` (ml_dtypes.bfloat16 as a
- * numpy dtype) when ml_dtypes is loaded, which may be before or after this module: importing
- * ml_dtypes costs several times `import numpy`, and only bfloat16 needs it (onnx_relu.dtypes
- * watches for its import and calls onnx_relu._relu._add_bfloat16_loop). Called once per ufunc
- * (the module's state says whether it was).
+ * The loop of `type`, one of the types ml_dtypes provides (RELU_FOR_EACH_ML_DTYPES_TYPE), added to
+ * `ufunc` for the DType of `dtype_obj` (that type as a numpy dtype) when ml_dtypes is loaded,
+ * which may be before or after this module: importing ml_dtypes costs several times `import
+ * numpy`, and only its types need it (onnx_relu.dtypes watches for its import and calls
+ * onnx_relu._relu._add_ml_dtypes_loops). Called once per ufunc and type (the module's state says
+ * whether it was).
  */
 int
-relu_add_bfloat16_loop(PyObject *ufunc, PyObject *dtype_obj)
+relu_add_late_loop(PyObject *ufunc, relu_type type, PyObject *dtype_obj)
 {
+    const relu_type_loop *loop = &relu_type_loops[type];
     PyArray_Descr *descr = NULL;
     if (!PyArray_DescrConverter(dtype_obj, &descr) || descr == NULL) {
         return -1;
     }
-    if (PyDataType_ELSIZE(descr) != 2) {
-        PyErr_Format(PyExc_TypeError, "a bfloat16 dtype has itemsize 2, got %d for %R",
-                     (int)PyDataType_ELSIZE(descr), dtype_obj);
+    if (PyDataType_ELSIZE(descr) != loop->itemsize) {
+        PyErr_Format(PyExc_TypeError, "%s needs a dtype of itemsize %d, got %d for %R",
+                     loop->name, (int)loop->itemsize, (int)PyDataType_ELSIZE(descr), dtype_obj);
         Py_DECREF(descr);
         return -1;
     }
-    relu_loop_entry entry = {"relu_bfloat16", relu_loop_bfloat16,
-                             (PyArray_DTypeMeta *)Py_TYPE(descr)};
+    relu_loop_entry entry = {loop->name, loop->loop, (PyArray_DTypeMeta *)Py_TYPE(descr)};
     const int result = relu_add_loop(ufunc, &entry);
     if (result == 0) {
-        relu_note_bfloat16_dtype(entry.dtype); /* for _relu_view */
+        atomic_store_explicit(&relu_late_dtypes[type], entry.dtype, memory_order_release);
     }
     Py_DECREF(descr); /* the DType class lives as long as numpy's registration of it */
     return result;
@@ -189,7 +201,7 @@ relu_add_bfloat16_loop(PyObject *ufunc, PyObject *dtype_obj)
 PyDoc_STRVAR(relu_ufunc_doc,
              "relu(x, /, out=None) -> y\n\n"
              "ONNX Relu as a ufunc: y = x where x > 0 or x is NaN (bits unchanged), +0 elsewhere.\n"
-             "Loops: " RELU_TYPE_NAMES_TEXT "\n(each C integer type spelling of the four integer\n"
+             "Loops: " RELU_TYPE_NAMES_TEXT "\n(each C integer type spelling of the integer types\n"
              "types too, e.g. 'q'). An input of any other type\n"
              "is refused under every casting= rule; a loop forced by signature= or dtype=, or an\n"
              "out of another type, is cast by numpy under casting= as for any ufunc.\n"
@@ -202,11 +214,12 @@ relu_make_ufunc(void)
     PyObject *ufunc = PyUFunc_FromFuncAndData(NULL, NULL, NULL, 0, 1, 1, PyUFunc_None, "relu",
                                               relu_ufunc_doc, 0);
     if (ufunc != NULL) {
-#define RELU_LOOP_ENTRY(name, int_t, threshold)                                                \
-    {"relu_" #name, relu_loop_##name, RELU_NUMPY_DTYPE_##name},
-        const relu_loop_entry loops[RELU_TYPE_COUNT] = {RELU_FOR_EACH_TYPE(RELU_LOOP_ENTRY)};
+#define RELU_NUMPY_DTYPE(name, int_t, threshold) RELU_NUMPY_DTYPE_##name,
+        PyArray_DTypeMeta *const dtypes[RELU_TYPE_COUNT] = {RELU_FOR_EACH_TYPE(RELU_NUMPY_DTYPE)};
         for (int i = 0; i < RELU_TYPE_COUNT; i++) {
-            if (loops[i].dtype != NULL && relu_add_loop(ufunc, &loops[i]) < 0) {
+            const relu_loop_entry entry = {relu_type_loops[i].name, relu_type_loops[i].loop,
+                                           dtypes[i]};
+            if (entry.dtype != NULL && relu_add_loop(ufunc, &entry) < 0) {
                 Py_CLEAR(ufunc);
                 break;
             }
@@ -221,15 +234,6 @@ relu_make_ufunc(void)
 /* Views numpy cannot merge into one loop call: the whole call at once                        */
 /* ------------------------------------------------------------------------------------------ */
 
-/* ml_dtypes.bfloat16's DType once its loop is added (process-wide, as numpy's registration). */
-static _Atomic(PyArray_DTypeMeta *) relu_bfloat16_meta = NULL;
-
-void
-relu_note_bfloat16_dtype(PyArray_DTypeMeta *dtype)
-{
-    atomic_store_explicit(&relu_bfloat16_meta, dtype, memory_order_release);
-}
-
 /* The kernel's type for an array's dtype (native byte order), -1 for any other. */
 static int
 relu_kernel_type_of(PyArray_Descr *descr)
@@ -237,8 +241,18 @@ relu_kernel_type_of(PyArray_Descr *descr)
     if (!PyArray_ISNBO(descr->byteorder)) {
         return -1;
     }
-    const int num = descr->type_num;
-    if (PyTypeNum_ISSIGNED(num)) {
+    PyArray_DTypeMeta *const dtype = (PyArray_DTypeMeta *)Py_TYPE(descr);
+#define RELU_IF_NUMPY_TYPE(name, int_t, threshold)                                             \
+    if (RELU_NUMPY_DTYPE_##name != NULL && dtype == RELU_NUMPY_DTYPE_##name) {                 \
+        return RELU_TYPE_##name;                                                               \
+    }
+    RELU_FOR_EACH_TYPE(RELU_IF_NUMPY_TYPE)
+#define RELU_IF_LATE_TYPE(name, attribute)                                                      \
+    if (dtype == atomic_load_explicit(&relu_late_dtypes[RELU_TYPE_##name], memory_order_acquire)) { \
+        return RELU_TYPE_##name;                                                               \
+    }
+    RELU_FOR_EACH_ML_DTYPES_TYPE(RELU_IF_LATE_TYPE)
+    if (PyTypeNum_ISSIGNED(descr->type_num)) { /* a second DType of a C integer type ('q') */
         switch (PyDataType_ELSIZE(descr)) {
         case 1: return RELU_TYPE_int8;
         case 2: return RELU_TYPE_int16;
@@ -247,15 +261,7 @@ relu_kernel_type_of(PyArray_Descr *descr)
         default: return -1;
         }
     }
-    switch (num) {
-    case NPY_HALF: return RELU_TYPE_float16;
-    case NPY_FLOAT: return RELU_TYPE_float32;
-    case NPY_DOUBLE: return RELU_TYPE_float64;
-    default: break;
-    }
-    PyArray_DTypeMeta *bfloat16 = atomic_load_explicit(&relu_bfloat16_meta, memory_order_acquire);
-    return bfloat16 != NULL && (PyArray_DTypeMeta *)Py_TYPE(descr) == bfloat16 ? RELU_TYPE_bfloat16
-                                                                               : -1;
+    return -1;
 }
 
 /* The bytes [lo, hi) an array's elements span. */

@@ -4,11 +4,11 @@
 outputs (NumPy's memory-handler API, set only for those outputs), because fresh pages from the OS
 cost more than relu itself. Idle blocks are capped at 1 GiB (``ONNX_RELU_CACHE_BYTES``; 0 turns
 the cache off); :func:`cache_info`, :func:`set_cache_limits` and :func:`release_cache` inspect,
-change and empty it. (:mod:`onnx_relu.tuning` exports these names too.)
+change and empty it.
 
 Every function here may be called from any thread at any time, also on a free-threaded Python.
-The ONNX_RELU_* environment variables are applied when this module or :mod:`onnx_relu.tuning`
-is first imported.
+The ONNX_RELU_* environment variables are applied when this module is first imported (it
+imports :mod:`onnx_relu.tuning`, which applies them).
 """
 
 from __future__ import annotations
@@ -16,12 +16,10 @@ from __future__ import annotations
 import sys
 
 from . import _relu
-from ._environment import ENV_CACHE_BYTES, ENV_CACHE_MIN_BYTES, apply_at_first_load
+from . import tuning as _tuning  # noqa: F401  (the kernel's first load applies ONNX_RELU_*)
 
 __all__ = [
     "MAX_CACHE_BYTES",
-    "ENV_CACHE_BYTES",
-    "ENV_CACHE_MIN_BYTES",
     "cache_info",
     "set_cache_limits",
     "release_cache",
@@ -120,8 +118,3 @@ def release_cache() -> int:
     0
     """
     return _relu._release_cache()
-
-
-# Last, once every name above exists (onnx_relu.tuning imports them): the first import of this
-# module or of onnx_relu.tuning applies the ONNX_RELU_* environment variables.
-apply_at_first_load()

@@ -12,38 +12,36 @@ and changed with :func:`set_kernel_tuning` or, inside a ``with`` statement,
 :func:`kernel_tuned` (a program that knows its arrays better than the defaults do; with
 thresholds of 0 every code path runs on small arrays too).
 
-The output cache's functions (:func:`cache_info`, :func:`set_cache_limits`,
-:func:`release_cache`) are :mod:`onnx_relu.output_cache`'s, exported here too.
+The output cache's functions are :mod:`onnx_relu.output_cache`'s; the copy ceiling is
+:mod:`onnx_relu.ceiling`'s.
 
 Every function here may be called from any thread at any time, also on a free-threaded Python:
 each setting is changed in one step, and the functions that return the previous settings return
 what that call replaced. The environment variables are applied when this module is first
-imported (which the first use of ``onnx_relu.relu`` or of a thread setting does; ``import
-onnx_relu`` alone does not); how they are read is ``onnx_relu._environment``'s business.
+imported (which the first use of ``onnx_relu.relu``, of a thread setting or of the output cache
+does; ``import onnx_relu`` alone does not): :func:`configure_from_environment`; how their sizes
+are parsed is ``onnx_relu._environment``'s business.
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import operator
 import os
+import re
 import sys
 import threading
-from collections.abc import Iterator
+import warnings
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from . import _relu, _spec
-from ._environment import (
-    ENV_NT_THRESHOLD,
-    ENV_NUM_THREADS,
-    ENV_PARALLEL_THRESHOLD,
-    apply_at_first_load,
-)
+from ._environment import size_from_environment
 from .errors import ThreadCountError
 
 __all__ = [
     "MAX_THREADS",
-    "MAX_CACHE_BYTES",
     "ENV_NUM_THREADS",
     "ENV_NT_THRESHOLD",
     "ENV_PARALLEL_THRESHOLD",
@@ -57,11 +55,17 @@ __all__ = [
     "kernel_tuning",
     "set_kernel_tuning",
     "kernel_tuned",
-    "cache_info",
-    "set_cache_limits",
-    "release_cache",
-    "copy_ceiling",
+    "configure_from_environment",
 ]
+
+#: The environment variables this module's first import applies (configure_from_environment):
+#: the thread count, the output sizes from which streaming stores and threads are used, the
+#: output cache's cap and minimum size.
+ENV_NUM_THREADS = "ONNX_RELU_NUM_THREADS"
+ENV_NT_THRESHOLD = "ONNX_RELU_NT_THRESHOLD"
+ENV_PARALLEL_THRESHOLD = "ONNX_RELU_PARALLEL_THRESHOLD"
+ENV_CACHE_BYTES = "ONNX_RELU_CACHE_BYTES"
+ENV_CACHE_MIN_BYTES = "ONNX_RELU_CACHE_MIN_BYTES"
 
 #: The largest thread count the kernel accepts (256): the range is the kernel's, 1..MAX_THREADS.
 MAX_THREADS: int = _relu.MAX_THREADS
@@ -226,16 +230,9 @@ def num_threads(n: int) -> Iterator[int]:
 def kernel_tuning() -> dict[str, Any]:
     """The kernel's settings and what it detected about the machine, as a new dict.
 
-    Keys: ``num_threads``, ``max_threads``, ``threads_supported`` (False for a build without
-    threads), ``l2_bytes``, ``llc_bytes``, ``llc_shared_cpus`` (CPUs sharing the last-level
-    cache, 0 if not known), ``cache_source`` (where the cache sizes came from: "sysconf",
-    "sysfs" or "default"), ``vendor`` (the CPU vendor the streaming rule is chosen by: "intel",
-    "amd", "other"), ``parallel_threshold``, ``min_chunk``, ``nt_threshold``,
-    ``default_nt_threshold`` (sizes in bytes), ``spin_ns``, ``nt_streams`` and
-    ``default_nt_streams`` (4 KiB pages the streaming-store loop walks side by side: 1 on AMD,
-    4 elsewhere), ``nt_isa``, ``best_nt_isa`` (the streaming-store instruction set in use and
-    the best this CPU has: "none", "sse2", "avx2", "avx512"), ``pool_workers`` (threads the pool
-    has started). docs/performance.md has the table of them.
+    Keys (from the one table, ``onnx_relu._spec``; docs/performance.md has them too):
+
+    {keys}
 
     Examples
     --------
@@ -251,16 +248,7 @@ def set_kernel_tuning(**settings: int | str) -> dict[str, Any]:
 
     Parameters
     ----------
-    parallel_threshold, nt_threshold, min_chunk : int, optional
-        Output sizes in bytes from which a call uses threads, from which it uses streaming
-        stores, and the smallest chunk a thread gets; 0 means always, -1 leaves one unchanged.
-    nt_isa : str, optional
-        The streaming-store instruction set: "none" up to this CPU's ``best_nt_isa``.
-    spin_ns : int, optional
-        How long the pool's idle threads spin before they sleep.
-    nt_streams : int, optional
-        How many 4 KiB pages the streaming-store loop walks side by side (0 and 1: one
-        sequential stream); ``default_nt_streams`` is this CPU vendor's measured best.
+    {parameters}
 
     Raises
     ------
@@ -300,6 +288,35 @@ def _check_setting(name: str, value: object) -> None:
         )
 
 
+def _documented_settings() -> None:
+    """Fill in the keys of :func:`kernel_tuning` and the keywords of :func:`set_kernel_tuning`
+    from the one table (a new setting is one row there)."""
+    indent = "\n    "
+    keys = [
+        *(f"- ``{key}`` ({kind}): {what}" for key, kind, what in _spec.REPORT),
+        *(f"- ``{name}`` (int): {what}" for name, _field, what, _default in _spec.SETTINGS),
+        *(
+            f"- ``default_{name}`` (int): {name}'s default, {how}"
+            for name, *_, how in _spec.SETTINGS
+        ),
+        *(f"- ``{name}`` (str): {what}" for name, what in _spec.NAMED_SETTINGS),
+    ]
+    parameters = [
+        *(
+            f"{name} : int, optional{indent}    The {what}; -1 leaves it as it is."
+            for name, _field, what, _default in _spec.SETTINGS
+        ),
+        *(f"{name} : str, optional{indent}    The {what}." for name, what in _spec.NAMED_SETTINGS),
+    ]
+    kernel_tuning.__doc__ = (kernel_tuning.__doc__ or "").replace("{keys}", indent.join(keys))
+    set_kernel_tuning.__doc__ = (set_kernel_tuning.__doc__ or "").replace(
+        "{parameters}", indent.join(parameters)
+    )
+
+
+_documented_settings()
+
+
 @contextlib.contextmanager
 def kernel_tuned(**settings: int | str) -> Iterator[dict[str, Any]]:
     """Use the given kernel settings (as :func:`set_kernel_tuning`) inside a ``with`` block.
@@ -323,34 +340,72 @@ def kernel_tuned(**settings: int | str) -> Iterator[dict[str, Any]]:
         set_kernel_tuning(**{key: previous[key] for key in settings})
 
 
-def copy_ceiling(src: object, dst: object, *, nontemporal: bool = True) -> None:
-    """Deprecated: :func:`onnx_relu.ceiling.copy_ceiling` (the copy ceiling).
+# ASCII digits only: Python's \d and int() also take other scripts' digits ("\uff13") and
+# int() takes underscores ("3_0"), which no one means in an environment variable.
+_WHOLE_NUMBER = re.compile(r"^[+]?[0-9]+$")
 
-    .. deprecated:: 0.2.0
-       The copy ceiling is not a kernel setting: import it from :mod:`onnx_relu.ceiling`.
+
+def configure_from_environment(environ: Mapping[str, str] = os.environ) -> None:
+    """Apply the ONNX_RELU_* environment variables (this module's first import does, once).
+
+    ``ONNX_RELU_NUM_THREADS`` (thread count), ``ONNX_RELU_NT_THRESHOLD`` and
+    ``ONNX_RELU_PARALLEL_THRESHOLD`` (output sizes from which streaming stores and threads are
+    used), ``ONNX_RELU_CACHE_BYTES`` and ``ONNX_RELU_CACHE_MIN_BYTES`` (the output cache's cap
+    and minimum size). A bad value does not stop the import: it gives a RuntimeWarning naming
+    the variable, the value, what is allowed and the default used instead.
+
+    Examples
+    --------
+    >>> import onnx_relu
+    >>> previous = onnx_relu.get_num_threads()
+    >>> configure_from_environment({"ONNX_RELU_NUM_THREADS": "1"})
+    >>> onnx_relu.get_num_threads()
+    1
+    >>> _ = onnx_relu.set_num_threads(previous)
     """
-    import warnings
+    count = default_num_threads()
+    text = environ.get(ENV_NUM_THREADS, "").strip()
+    if text:
+        try:
+            if not _WHOLE_NUMBER.match(text):
+                raise ValueError(text)
+            count = check_num_threads(int(text))
+        except (ValueError, TypeError):
+            warnings.warn(
+                f"{ENV_NUM_THREADS}={text!r} is not a whole number in 1..{MAX_THREADS};"
+                f" using {count} (the CPUs available to this process)",
+                RuntimeWarning,
+                stacklevel=2,
+            )
+    _relu._set_num_threads(count)
 
-    warnings.warn(
-        "onnx_relu.tuning.copy_ceiling is deprecated: use onnx_relu.ceiling.copy_ceiling",
-        DeprecationWarning,
-        stacklevel=2,
+    tuning = _relu._tuning()
+    cache = _relu._cache_info()
+    sizes = "a size in bytes (e.g. 4194304, 4M, 1G)"
+    nt = size_from_environment(
+        environ, ENV_NT_THRESHOLD, f"{sizes} or 'never'", tuning["default_nt_threshold"]
     )
-    _relu._copy(src, dst, nontemporal=nontemporal)
+    parallel = size_from_environment(
+        environ, ENV_PARALLEL_THRESHOLD, f"{sizes} or 'never'", tuning["parallel_threshold"]
+    )
+    settings = {"nt_threshold": nt, "parallel_threshold": parallel}
+    _relu._set_tuning(**{key: value for key, value in settings.items() if value is not None})
+    cache_bytes = size_from_environment(
+        environ, ENV_CACHE_BYTES, f"{sizes}; 0 turns the cache off", cache["max_bytes"]
+    )
+    cache_min = size_from_environment(environ, ENV_CACHE_MIN_BYTES, sizes, cache["min_bytes"])
+    limits = {"max_bytes": cache_bytes, "min_bytes": cache_min}
+    _relu._set_cache(**{key: value for key, value in limits.items() if value is not None})
 
 
-# The output cache's names, which this module has always exported (they live in
-# onnx_relu.output_cache); imported here, after every name above exists, because the first
-# import of either module applies the environment, which reads this module's thread check.
-from .output_cache import (  # noqa: E402
-    ENV_CACHE_BYTES,
-    ENV_CACHE_MIN_BYTES,
-    MAX_CACHE_BYTES,
-    cache_info,
-    release_cache,
-    set_cache_limits,
-)
+def _turn_off_output_cache() -> None:
+    """Turn the output cache off and empty it (registered at exit when this module loads; the
+    compiled module also empties it after the last array it gave out is freed)."""
+    _relu._set_cache(max_bytes=0)
+
 
 # Last, once every name above exists: the first import of this module (the kernel's settings;
-# onnx_relu.relu imports it too) applies the ONNX_RELU_* environment variables.
-apply_at_first_load()
+# onnx_relu.relu, onnx_relu.output_cache and onnx_relu.ceiling import it) applies the ONNX_RELU_*
+# environment variables, and has the output cache emptied at exit.
+configure_from_environment()
+atexit.register(_turn_off_output_cache)

@@ -51,7 +51,8 @@ class ReluVersion:
         The attribute names the version declares (only Relu-1 has one, ``consumed_inputs``).
     dtypes : frozenset of numpy.dtype
         The allowed types as (native byte order) numpy dtypes, computed from ``types``;
-        bfloat16 is in it from when ml_dtypes is loaded (no array can have it before).
+        an ml_dtypes type (bfloat16) is in it from when ml_dtypes is loaded (no array
+        can have it before).
     """
 
     since: int
@@ -92,12 +93,12 @@ RELU_VERSIONS: dict[int, ReluVersion] = {
 LATEST_VERSION: ReluVersion = RELU_VERSIONS[max(RELU_VERSIONS)]
 
 
-def _with_bfloat16(_bfloat16: object) -> None:
+def _with_ml_dtypes(_dtypes: object) -> None:
     for version in RELU_VERSIONS.values():
         version._set_dtypes()
 
 
-_when_ml_dtypes_loaded(_with_bfloat16)
+_when_ml_dtypes_loaded(_with_ml_dtypes)
 
 
 def check_opset(opset: object) -> int:

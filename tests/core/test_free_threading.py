@@ -24,14 +24,8 @@ import numpy as np
 import pytest
 
 import onnx_relu
-from onnx_relu.tuning import (
-    cache_info,
-    kernel_tuned,
-    kernel_tuning,
-    release_cache,
-    set_cache_limits,
-    set_kernel_tuning,
-)
+from onnx_relu.output_cache import cache_info, release_cache, set_cache_limits
+from onnx_relu.tuning import kernel_tuned, kernel_tuning, set_kernel_tuning
 from tests.support.dtypes import RELU_DTYPES
 from tests.support.isas import isas_up_to
 from tests.support.oracle import as_bits, expected_relu

@@ -230,3 +230,136 @@ def test_float_files_and_the_command_never_import_ml_dtypes(tmp_path):
         )
     y = np.load(tmp_path / "y.npy")
     assert (y == np.maximum(np.load(src), 0)).all()
+
+
+# ---- the import hook: one, whatever is reloaded or imported again (issue 35) -----------------
+
+_COUNT_HOOKS = (
+    "hooks = lambda: sum(bool(getattr(f, '_onnx_relu_ml_dtypes_watcher', False))"
+    " for f in sys.meta_path)\n"
+)
+
+
+def test_reloading_the_types_module_before_ml_dtypes_keeps_one_hook():
+    """importlib.reload(onnx_relu.dtypes) (twice) before ml_dtypes is imported: one watcher in
+    sys.meta_path, ``import ml_dtypes`` does not recurse, and bfloat16 works through the
+    functions imported before the reload and after it."""
+    code = (
+        "import importlib, sys\nimport numpy as np\n"
+        + _COUNT_HOOKS
+        + "from onnx_relu import relu, relu_ufunc, check_dtype\n"
+        "import onnx_relu.dtypes\n"
+        "assert hooks() == 1, hooks()\n"
+        "importlib.reload(onnx_relu.dtypes); importlib.reload(onnx_relu.dtypes)\n"
+        "assert hooks() == 1, hooks()\n"
+        "assert 'ml_dtypes' not in sys.modules\n"
+        "import ml_dtypes\n"
+        "assert hooks() == 0, hooks()\n"
+        "assert onnx_relu.dtypes.RELU_TYPE_BY_NAME['bfloat16'].dtype == ml_dtypes.bfloat16\n"
+    )
+    assert run_fresh(code + _BFLOAT16_WORK).split() == ["ok"]
+
+
+def test_importing_the_package_again_before_ml_dtypes_keeps_one_hook():
+    """onnx_relu* removed from sys.modules and imported again (what autoreloaders and plugin
+    hosts do), twice, before ml_dtypes: one watcher, no recursion, and both the first
+    incarnation's relu (held by the caller) and the last one's compute bfloat16."""
+    code = (
+        "import sys\nimport numpy as np\n"
+        + _COUNT_HOOKS
+        + "from onnx_relu import relu as first_relu\n"
+        "first_relu(np.ones(2, np.float32))\n"
+        "for _ in range(2):\n"
+        "    for name in [m for m in sys.modules if m.split('.')[0] == 'onnx_relu']:\n"
+        "        del sys.modules[name]\n"
+        "    from onnx_relu import relu, relu_ufunc, check_dtype\n"
+        "    relu(np.ones(2, np.float32))\n"
+        "assert relu is not first_relu\n"
+        "assert hooks() == 1, hooks()\n"
+        "import ml_dtypes\n"
+        "assert hooks() == 0, hooks()\n"
+        "x = np.array([-1, 2], ml_dtypes.bfloat16)\n"
+        "assert first_relu(x).tolist() == [0, 2]\n"
+    )
+    assert run_fresh(code + _BFLOAT16_WORK).split() == ["ok"]
+
+
+def test_a_second_marked_finder_does_not_make_the_import_recurse():
+    """Two watchers in sys.meta_path (what reloads did before): each skips the other, so
+    ``import ml_dtypes`` neither recurses nor fails, and bfloat16 still works."""
+    code = (
+        "import sys\nimport numpy as np\n"
+        "from onnx_relu import relu, relu_ufunc, check_dtype\n"
+        "watcher = next(f for f in sys.meta_path if 'MlDtypes' in repr(f))\n"
+        "sys.meta_path.insert(0, type(watcher)())\n"
+        "import ml_dtypes\n"
+    )
+    assert run_fresh(code + _BFLOAT16_WORK).split() == ["ok"]
+
+
+_SHADOW_CHECKS = """
+import numpy as np
+from onnx_relu import UnsupportedTypeError, check_dtype, relu
+assert relu(np.array([-1.0, 2.0], np.float32)).tolist() == [0.0, 2.0]
+try:
+    relu(np.array([1], np.uint8))
+except UnsupportedTypeError as exc:
+    assert "tensor(uint8)" in str(exc), exc
+    print("uint8:", exc)
+for name in ("bfloat16", "float8_e4m3fn"):
+    try:
+        check_dtype(name)
+    except UnsupportedTypeError as exc:
+        assert "shadows the package" in str(exc) and "\\n" not in str(exc), exc
+        print(name + ":", exc)
+"""
+
+
+@pytest.mark.parametrize("first", ["the shadow", "onnx_relu"])
+def test_a_module_named_ml_dtypes_without_bfloat16_is_refused_clearly(tmp_path, first):
+    """A file ml_dtypes.py without bfloat16 earlier on sys.path, imported before onnx_relu or
+    through the hook after it: a uint8 array is refused as always (UnsupportedTypeError naming
+    tensor(uint8), not an AttributeError), and asking for bfloat16 by name says what shadows
+    ml_dtypes, in one line."""
+    (tmp_path / "ml_dtypes.py").write_text("SHADOW = True\n")
+    imports = "import ml_dtypes\nimport onnx_relu\n"
+    if first == "onnx_relu":
+        imports = "import onnx_relu\nonnx_relu.relu([1.0])\nimport ml_dtypes\n"
+    code = "import sys\nsys.path.insert(0, sys.argv[1])\n" + imports + _SHADOW_CHECKS
+    out = run_fresh(code, str(tmp_path))
+    lines = out.splitlines()
+    assert [line.split(":")[0] for line in lines] == ["uint8", "bfloat16", "float8_e4m3fn"]
+    assert "does not allow tensor(uint8)" in lines[0]
+    assert str(tmp_path / "ml_dtypes.py") in lines[1]
+
+
+def test_check_dtype_gives_the_same_answer_for_ml_dtypes_names_before_and_after_the_import():
+    """check_dtype("bfloat16") (and the name of a refused ml_dtypes type) loads ml_dtypes, so
+    the answer is the same before ``import ml_dtypes`` and after it."""
+    code = """
+    import sys
+    import numpy as np
+    from onnx_relu import check_dtype, relu
+
+    def answers():  # check_dtype's and relu's answers for ml_dtypes' and numpy's names
+        found = []
+        for name in ("bfloat16", "float8_e4m3fn", "uint8", "float32"):
+            for opset in (None, 12, 13):
+                try:
+                    found.append(str(check_dtype(name, opset=opset)))
+                except TypeError as exc:
+                    found.append(f"{type(exc).__name__}: {exc}")
+        try:
+            relu(np.array([1], np.uint8))
+        except TypeError as exc:
+            found.append(f"{type(exc).__name__}: {exc}")
+        return found
+
+    assert "ml_dtypes" not in sys.modules
+    before = answers()
+    import ml_dtypes
+    after = answers()
+    assert before == after, (before, after)
+    print(before[0], before[1].split(":")[0])
+    """
+    assert run_fresh(code).split() == ["bfloat16", "UnsupportedTypeError"]

@@ -22,8 +22,8 @@ import numpy as np
 import pytest
 
 from onnx_relu import relu, relu_ufunc
-from onnx_relu._environment import configure_from_environment
-from onnx_relu.tuning import cache_info, release_cache, set_cache_limits
+from onnx_relu.output_cache import cache_info, release_cache, set_cache_limits
+from onnx_relu.tuning import configure_from_environment
 from tests.support.dtypes import RELU_DTYPES
 from tests.support.oracle import as_bits, expected_relu
 from tests.support.values import mixed_values
@@ -216,7 +216,7 @@ def test_cache_bytes_environment_variable(value, expected):
     result = run_python(
         """
         import numpy as np, onnx_relu
-        from onnx_relu.tuning import cache_info
+        from onnx_relu.output_cache import cache_info
         y = onnx_relu.relu(np.ones(1 << 20, dtype=np.float32))
         print(cache_info()["max_bytes"], np._core.multiarray.get_handler_name(y))
         """,
@@ -272,7 +272,7 @@ def test_forked_child_uses_the_cache():
         """
         import os
         import numpy as np, onnx_relu
-        from onnx_relu.tuning import cache_info, set_cache_limits
+        from onnx_relu.output_cache import cache_info, set_cache_limits
         set_cache_limits(min_bytes=64 << 10)
         x = np.arange(-50000, 50000, dtype=np.float32)
         parent_y = onnx_relu.relu(x)
@@ -302,12 +302,12 @@ def test_exit_releases_the_cache():
         """
         import atexit
         def check():
-            from onnx_relu.tuning import cache_info
+            from onnx_relu.output_cache import cache_info
             info = cache_info()
             print(info["max_bytes"], info["cached_bytes"])
         atexit.register(check)
         import numpy as np, onnx_relu
-        from onnx_relu.tuning import cache_info
+        from onnx_relu.output_cache import cache_info
         y = onnx_relu.relu(np.ones(4 << 20, dtype=np.float32)); del y
         print(cache_info()["cached_bytes"] > 0)
         """
@@ -323,7 +323,7 @@ def test_rss_bounded_over_many_calls_of_random_sizes():
         """
         import os
         import numpy as np, onnx_relu
-        from onnx_relu.tuning import cache_info, set_cache_limits
+        from onnx_relu.output_cache import cache_info, set_cache_limits
         set_cache_limits(max_bytes=32 << 20, min_bytes=64 << 10)
         def rss():
             with open("/proc/self/statm") as f:
@@ -358,7 +358,7 @@ def test_allocation_failure_is_numpys_memory_error_and_loses_nothing():
         """
         import resource
         import numpy as np, onnx_relu
-        from onnx_relu.tuning import cache_info
+        from onnx_relu.output_cache import cache_info
         x = np.arange(-(6 << 20), 6 << 20, dtype=np.int32)[::-1].copy()  # 48 MiB
         kept = x.copy()
         y = onnx_relu.relu(x[: 1 << 20]); del y  # an idle 4 MiB block, starts the pool

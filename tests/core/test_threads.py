@@ -20,9 +20,9 @@ import numpy as np
 import pytest
 
 import onnx_relu
-from onnx_relu._environment import configure_from_environment
 from onnx_relu.ceiling import copy_ceiling
 from onnx_relu.tuning import (
+    configure_from_environment,
     default_num_threads,
     kernel_tuning,
     set_kernel_tuning,
@@ -577,13 +577,33 @@ def test_copy_ceiling_copies(nontemporal, threads, restore_tuning):
         assert np.array_equal(same, src)
 
 
-def test_the_old_name_of_the_copy_ceiling_still_copies_with_a_deprecation():
+def test_the_kernel_modules_take_no_names_from_each_other_in_a_circle():
+    """tuning.py no longer exports the output cache's or the copy ceiling's names (each is taken
+    from the module that defines it; the ENV_* names are tuning's own), and the modules of the
+    kernel's settings import in one direction: _environment (nothing of the package) <- tuning
+    <- output_cache, ceiling."""
+    import ast
+
     from onnx_relu import tuning
 
-    src, dst = np.arange(10, dtype=np.int8), np.zeros(10, dtype=np.int8)
-    with pytest.warns(DeprecationWarning, match="onnx_relu.ceiling.copy_ceiling"):
-        tuning.copy_ceiling(src, dst)
-    assert np.array_equal(src, dst)
+    for name in ("cache_info", "set_cache_limits", "release_cache", "MAX_CACHE_BYTES",
+                 "copy_ceiling"):  # fmt: skip
+        assert name not in tuning.__all__ and not hasattr(tuning, name), name
+    assert all(getattr(tuning, name) == f"ONNX_RELU_{name[4:]}" for name in tuning.__all__
+               if name.startswith("ENV_"))  # fmt: skip
+    source = REPOSITORY / "src" / "onnx_relu"
+    imports: dict[str, set[str]] = {}
+    for module in ("tuning", "output_cache", "_environment", "ceiling"):
+        tree = ast.parse((source / f"{module}.py").read_text())
+        imports[module] = {
+            (node.module or "").lstrip(".") or alias.name
+            for node in ast.walk(tree)
+            if isinstance(node, ast.ImportFrom) and node.level == 1
+            for alias in node.names
+        }
+    assert imports["_environment"] == set()
+    assert "output_cache" not in imports["tuning"] and "ceiling" not in imports["tuning"]
+    assert "tuning" in imports["output_cache"] and "tuning" in imports["ceiling"]
 
 
 def test_copy_ceiling_refuses_bad_buffers():

@@ -385,7 +385,7 @@ def test_each_call_checks_what_it_feeds(value, error):
 
 
 def test_large_outputs_come_from_the_output_cache():
-    from onnx_relu.tuning import cache_info
+    from onnx_relu.output_cache import cache_info
 
     rep = backend.prepare(relu_model("tensor(float)", LATEST_OPSET))
     x = _mixed_sign(1 << 20)  # 4 MiB: above the cache's 1 MiB minimum

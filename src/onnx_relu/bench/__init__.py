@@ -1,6 +1,6 @@
 """Benchmark harness: onnx-relu against a copy ceiling and every peer, in one process.
 
-``python -m onnx_relu.bench`` (or :func:`main`) measures, for each of the eight Relu types and
+``python -m onnx_relu.bench`` (or :func:`main`) measures, for each of the Relu types and
 each array size (default: 6 elements, 64 KiB, 4 MiB, 64 MiB, 512 MiB):
 
 - onnx_relu: out of place into a preallocated ``out``, allocating, and in place;
@@ -118,7 +118,7 @@ def build_parser(prog: str = "python -m onnx_relu.bench") -> argparse.ArgumentPa
         choices=TYPES,
         default=list(TYPES),
         metavar="TYPE",
-        help="types to measure (default: all eight)",
+        help="types to measure (default: all of them)",
     )
     option(
         "--sizes",

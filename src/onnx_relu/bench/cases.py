@@ -43,7 +43,7 @@ def _table_order(dtype: np.dtype) -> tuple[int | bool, ...]:
 _DTYPES: dict[str, np.dtype] = {
     t.name: t.dtype for t in sorted(RELU_TYPES, key=lambda t: _table_order(t.dtype))
 }
-#: The eight Relu types by short name, in the order of the tables.
+#: The Relu types by short name, in the order of the tables.
 TYPES: tuple[str, ...] = tuple(_DTYPES)
 DEFAULT_SIZES = ("6", "64K", "4M", "64M", "512M")
 QUICK_SIZES = ("64K", "1M", "4M")
@@ -92,7 +92,7 @@ class Size:
 
 
 def dtype_of(name: str) -> np.dtype:
-    """The numpy dtype of one of the eight type names (bfloat16: ml_dtypes').
+    """The numpy dtype of one of the Relu type names (bfloat16: ml_dtypes').
 
     Examples
     --------

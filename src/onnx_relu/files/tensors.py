@@ -125,7 +125,7 @@ def write_tensor(
     path : str, bytes or os.PathLike
         The suffix chooses the format: ``.npy`` or ``.pb``. An existing regular file is
         replaced atomically; a FIFO or a character device is written through as a stream
-        (see :mod:`onnx_relu.files.paths`), never replaced.
+        (see :mod:`onnx_relu.io.endpoint`), never replaced.
     array : array_like
         Not a ``numpy.ma.MaskedArray``: neither format has a mask, so one is refused (as
         ``numpy.save`` refuses it) rather than written without its mask.

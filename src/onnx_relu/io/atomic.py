@@ -14,7 +14,7 @@ A destination that is a symbolic link is written through, as ``cp`` does: the te
 next to the file the link points to and replaces that file; the link stays. Only a regular file
 is ever replaced: a destination that is an existing folder is refused at once
 (``IsADirectoryError`` naming it), a FIFO, a device or a socket with
-:class:`~onnx_relu.errors.UnsupportedPathError` (:mod:`.paths` writes those as streams).
+:class:`~onnx_relu.errors.UnsupportedPathError` (:mod:`.streams` writes those as streams).
 """
 
 from __future__ import annotations

@@ -11,13 +11,13 @@ writers (:mod:`.streams`, :mod:`.atomic`) take the endpoint and stat nothing aga
 kind of path                     read (an input, a model)          written (an output)
 ===============================  ================================  =================================
 regular file                     read, bounded by its size         replaced atomically
-                                                                   (:func:`.atomic_file`)
+                                                                   (:func:`.atomic.atomic_file`)
 missing                          ``FileNotFoundError``             created atomically
 ``-`` (where a command says so)  standard input, read as a stream  standard output, written as a
                                                                    stream
 FIFO (named pipe)                read as a stream once a writer    written as a stream once a
                                  is there; refused if none comes   reader is there; refused at once
-                                 within :data:`.FIFO_WAIT_S`       if none is there (never replaced
+                                 in :data:`.streams.FIFO_WAIT_S`   if none is there (never replaced
                                                                    by a regular file)
 character device                 refused (``/dev/zero`` has no     written as a stream
                                  end)                              (``/dev/null``, a terminal);

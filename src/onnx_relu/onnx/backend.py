@@ -348,7 +348,7 @@ def _shape_fits(actual: tuple[int, ...], declared: tuple[int | None, ...]) -> bo
 def _fast_input_check(
     graph_input: _GraphInput,
 ) -> tuple[np.dtype[Any] | None, tuple[int | None, ...] | None]:
-    """(dtype, shape) that a fed array must have (by identity: numpy's dtypes of the eight
+    """(dtype, shape) that a fed array must have (by identity: numpy's dtypes of the Relu
     types are singletons) for run() to skip the general checks; shape None: any. An undeclared
     type (None) never matches, so such inputs always take the general path."""
     dtype = None if graph_input.onnx_type is None else dtype_of_onnx_type(graph_input.onnx_type)

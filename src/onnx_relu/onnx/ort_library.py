@@ -1,14 +1,14 @@
 """onnxruntime runs every Relu type natively: the onnx-relu custom-op library.
 
 onnx-relu builds and installs a small shared library with this package
-(``onnx_relu/lib/libonnx_relu_ort.so`` on Linux) holding a ``Relu`` for all eight Relu types --
+(``onnx_relu/lib/libonnx_relu_ort.so`` on Linux) holding a ``Relu`` for all the Relu types --
 float16, float, double, bfloat16, int8, int16, int32, int64 -- computed by onnx-relu's kernel
 (the same element rule and streaming stores as :func:`onnx_relu.relu`) on the session's own
 intra-op thread pool. It registers two domains in an onnxruntime session:
 
 - ``onnx_relu`` (opset 1): a node of this domain is always the library's Relu. onnxruntime
   fuses it with nothing, so its values are onnx-relu's (-0.0 -> +0.0, NaN bits kept).
-- the standard domain, from opset 14 on (Relu-14: all eight types), where it takes the place
+- the standard domain, from opset 14 on (Relu-14: every type), where it takes the place
   of onnxruntime's own Relu -- except where onnxruntime fuses a Relu into the Conv or Gemm
   before it (then onnxruntime computes it). Below opset 14 ONNX's own Relu schemas stay in
   force, so onnxruntime itself refuses a type the Relu version does not allow (no int8 before

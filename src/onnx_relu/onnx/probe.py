@@ -149,7 +149,7 @@ def probe_onnxruntime(
     Parameters
     ----------
     onnx_type : str
-        One of the eight Relu types, e.g. "tensor(bfloat16)".
+        One of the Relu types, e.g. "tensor(bfloat16)".
     opset : int
         The ai.onnx opset of the probe model.
     rewrite : str

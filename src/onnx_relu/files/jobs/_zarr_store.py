@@ -7,7 +7,7 @@ two in it and no lock file. :class:`FixedRootStore` never creates its root: it c
 folders below it one level at a time, each ``mkdir`` and ``open`` by path, so once the root has
 been renamed away or removed every write fails with ``FileNotFoundError`` and creates nothing.
 
-Imports zarr: imported only by the functions of :mod:`onnx_relu.files.zarr_dask` and by the
+Imports zarr: imported only by the functions of :mod:`onnx_relu.files.jobs.zarr_dask` and by the
 workers that unpickle the store.
 """
 

@@ -41,7 +41,7 @@ __all__ = [
 
 
 def _keep_tree_owner(root: str, owner: tuple[int, int] | None, path: str) -> None:
-    """:func:`_keep_owner` for a replacement folder: the folder and everything in it."""
+    """:func:`onnx_relu.io.atomic.keep_owner` for a replacement folder: it and all it holds."""
     if owner is None:
         return
     current = os.lstat(root)
