@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from types import ModuleType
 from typing import Any
 
 import numpy as np
@@ -127,10 +129,9 @@ def _dtype_of_columns(table: object, version: ReluVersion, opset: int | None) ->
     dtypes = getattr(table, "dtypes", None)
     if dtypes is None:
         return None
-    try:
-        found = list(dict.fromkeys(np.dtype(d) for d in dtypes))
-    except (TypeError, ValueError):  # an extension type numpy does not know (pandas' Int64)
-        found = list(dict.fromkeys(dtypes))
+    if isinstance(dtypes, Mapping):  # an xarray Dataset's: variable name -> dtype
+        dtypes = dtypes.values()
+    found = list(dict.fromkeys(_values_dtype(d) for d in dtypes))
     if len(found) > 1:
         names = ", ".join(str(d) for d in found)
         raise UnsupportedTypeError(
@@ -298,7 +299,28 @@ def relu(
     ...
     onnx_relu.errors.UnsupportedTypeError: Relu-13 (in force at opset 13) does not allow tensor(int8); allowed types: tensor(bfloat16), tensor(double), tensor(float), tensor(float16). tensor(int8) is allowed from Relu-14 (opset >= 14).
     """  # noqa: E501 - a doctest's expected error message is one line
+    # The small call first: an exact ndarray of an allowed type, no out, where, or opset, the
+    # checks below cost more than the ufunc itself on a few elements (BENCHMARKS.md).
+    if type(x) is _ndarray and out is None and where is True and opset is None:
+        if x.dtype in LATEST_VERSION.dtypes:
+            cached = _cached_empty_like(x)
+            if cached is None:
+                if x.ndim > 1:
+                    done = _relu_view(x, None)
+                    if done is not None:
+                        return done
+                return relu_ufunc(x)
+            if x.ndim > 1 and _relu_view(x, cached) is not None:
+                return cached
+            return relu_ufunc(x, out=cached)
     version = LATEST_VERSION if opset is None else version_for_opset(opset)
+    if not isinstance(x, (np.ndarray, np.generic)):
+        # Arrays of other libraries (DLPack, the Array API, jax, scipy.sparse, pyarrow, and
+        # pandas or xarray data whose types numpy does not hold): the caller's type back.
+        # None: an array-like numpy converts or that handles ufuncs itself.
+        result = _foreign().relu_foreign(x, out, where, version, opset)
+        if result is not None:
+            return result[0]
     if where is not True:
         return _relu_where(x, out, where, version, opset)
     allowed = version.dtypes
@@ -355,6 +377,21 @@ def relu(
     return _relu_byteswapped(x, None if out is None else _checked_out(out, x))
 
 
+_ndarray = np.ndarray
+
+_foreign_module: ModuleType | None = None
+
+
+def _foreign() -> ModuleType:
+    """:mod:`onnx_relu._foreign`, imported on the first input that is not a numpy array."""
+    global _foreign_module
+    if _foreign_module is None:
+        from . import _foreign as module
+
+        _foreign_module = module
+    return _foreign_module
+
+
 def _dispatcher_dtype(x: object, version: ReluVersion, opset: int | None) -> Any:
     """The checked dtype of an object that handles the ufunc itself (``__array_ufunc__``)."""
     dtype = getattr(x, "dtype", None)
@@ -366,8 +403,19 @@ def _dispatcher_dtype(x: object, version: ReluVersion, opset: int | None) -> Any
             f" (it has __array_ufunc__ but no dtype attribute); allowed types:"
             f" {', '.join(version.types)}"
         )
+    dtype = _values_dtype(dtype)
     _checked_dtype(dtype, version, opset)
     return dtype
+
+
+def _values_dtype(dtype: object) -> object:
+    """The numpy type of the values of an array of type ``dtype``: ``dtype`` itself, or for
+    pandas' nullable types (``Int64``, ``Float32``: numpy values and a mask, which their own
+    ufunc handling keeps) the values' numpy dtype."""
+    if isinstance(dtype, np.dtype):
+        return dtype
+    values = getattr(dtype, "numpy_dtype", None)
+    return values if isinstance(values, np.dtype) else dtype
 
 
 def _relu_where(

@@ -427,12 +427,15 @@ def test_table_whose_columns_differ_in_type_is_refused():
 
 
 def test_pandas_data_frame():
-    pd = pytest.importorskip("pandas")  # not a test dependency: tested where installed
+    pd = pytest.importorskip("pandas")  # an interop test dependency: skipped where missing
     frame = pd.DataFrame({"a": [-1.5, 2.0], "b": [3.0, -4.0]})
     assert relu(frame).to_numpy().tolist() == [[0.0, 3.0], [2.0, 0.0]]
-    assert_refused(
-        lambda: relu(pd.DataFrame({"a": [-1.5], "b": [3]})), UnsupportedTypeError, ("columns",)
-    )
+    # issue 35, item 7: columns of different types were refused as a whole; each column is
+    # judged on its own type and keeps it.
+    mixed = pd.DataFrame({"a": np.float32([-1.5, 2.0]), "b": [3, -4]})
+    result = relu(mixed)
+    assert result.dtypes.tolist() == [np.float32, np.int64]
+    assert result.to_dict("list") == {"a": [0.0, 2.0], "b": [3, 0]}
 
 
 @pytest.mark.parametrize("name", ["i4,(", "0:", "[", "f4 (2)", "m8[foo]", "", "U-1"], ids=repr)
