@@ -413,12 +413,15 @@ def _relu_pandas(
     pd = sys.modules["pandas"]
     if isinstance(x, (pd.Series, pd.Index)):
         if not _is_arrow_backed(x.dtype):
+            _refuse_missing_into_out(x, out, lambda: int(x.isna().sum()))
             return None  # numpy or nullable (masked numpy) values: the ufunc path keeps the mask
         _no_out_or_where("pandas data backed by pyarrow", out, where)
         return (_relu_pandas_arrow(x, version, opset),)
     if not isinstance(x, pd.DataFrame):
         return None
     types = [_column_type(name, dtype, version, opset) for name, dtype in x.dtypes.items()]
+    if not all(isinstance(d, np.dtype) for d in x.dtypes):
+        _refuse_missing_into_out(x, out, lambda: int(x.isna().to_numpy().sum()))
     if any(_is_arrow_backed(d) for d in types):
         _no_out_or_where("a DataFrame with columns backed by pyarrow", out, where)
         result = x.copy(deep=False)
@@ -434,6 +437,19 @@ def _relu_pandas(
             " call relu(x) without them (each column keeps its type)"
         )
     return None  # one type: the checks of out= and where= of an array-like
+
+
+def _refuse_missing_into_out(x: Any, out: object, count: Callable[[], int]) -> None:
+    """Refuse an ``out=`` for nullable pandas data holding missing values (``count()``): no
+    numpy array can hold them (without ``out`` the result keeps them)."""
+    if out is None or isinstance(x.dtype if hasattr(x, "dtype") else None, np.dtype):
+        return
+    missing = count()
+    if missing:
+        raise InvalidOutputError(
+            f"out= cannot hold the {missing} missing value(s) of this {type(x).__name__} of"
+            " nullable type; call relu(x) without out (the result keeps them missing)"
+        )
 
 
 def _column_type(name: object, dtype: object, version: ReluVersion, opset: int | None) -> Any:
