@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, overload
 
 import numpy as np
 
@@ -225,6 +225,92 @@ def _short_repr(value: object, limit: int = 60) -> str:
     except Exception:  # noqa: BLE001 - a broken __repr__ must not hide the real error
         return "(unprintable)"
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+# What type checkers see of relu: the caller's type back (docs/arrays.md). Not defined at run
+# time: creating Protocol classes would cost every import, and nothing checks them then.
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from numpy.typing import NDArray
+
+    class SupportsArrayNamespace(Protocol):
+        """An Array API array (jax, array-api-strict, cupy...)."""
+
+        def __array_namespace__(self, *args: Any, **kwargs: Any) -> Any: ...
+
+    class SupportsDLPack(Protocol):
+        """An array offering DLPack (torch)."""
+
+        def __dlpack__(self, *args: Any, **kwargs: Any) -> Any: ...
+
+    class SupportsArrayUFunc(Protocol):
+        """An array-like that handles ufuncs itself (pandas, xarray, dask)."""
+
+        def __array_ufunc__(self, *args: Any, **kwargs: Any) -> Any: ...
+
+    class SupportsArray(Protocol):
+        """An object numpy converts through ``__array__``."""
+
+        def __array__(self, *args: Any, **kwargs: Any) -> np.ndarray[Any, Any]: ...
+
+    _ScalarT = TypeVar("_ScalarT", bound=np.generic)
+    _OutT = TypeVar("_OutT")
+    _ForeignT = TypeVar(
+        "_ForeignT", bound=SupportsArrayNamespace | SupportsDLPack | SupportsArrayUFunc
+    )
+    #: Numbers and nested sequences of them, as far as four levels (not recursive: a str is
+    #: a sequence of str, which a recursive alias would let through).
+    _Numbers = (
+        float
+        | Sequence[float]
+        | Sequence[Sequence[float]]
+        | Sequence[Sequence[Sequence[float]]]
+        | Sequence[Sequence[Sequence[Sequence[float]]]]
+    )
+
+
+@overload
+def relu(
+    x: NDArray[_ScalarT],
+    /,
+    out: None = None,
+    *,
+    where: object = True,
+    opset: int | None = None,
+) -> NDArray[_ScalarT]: ...
+@overload
+def relu(
+    x: _ScalarT, /, out: None = None, *, where: object = True, opset: int | None = None
+) -> _ScalarT: ...
+@overload
+def relu(
+    x: _ForeignT, /, out: None = None, *, where: object = True, opset: int | None = None
+) -> _ForeignT: ...
+@overload
+def relu(
+    x: _Numbers | SupportsArray,
+    /,
+    out: None = None,
+    *,
+    where: object = True,
+    opset: int | None = None,
+) -> NDArray[Any]: ...
+@overload
+def relu(
+    x: NDArray[Any]
+    | np.generic
+    | _Numbers
+    | SupportsArray
+    | SupportsArrayNamespace
+    | SupportsDLPack
+    | SupportsArrayUFunc,
+    /,
+    out: _OutT,
+    *,
+    where: object = True,
+    opset: int | None = None,
+) -> _OutT: ...
 
 
 def relu(

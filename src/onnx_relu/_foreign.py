@@ -33,7 +33,7 @@ from . import _api
 from ._relu import _empty_like as _cached_empty_like
 from .dtypes import bfloat16_dtype
 from .errors import InvalidOutputError, UnsupportedTypeError
-from .versions import ReluVersion
+from .versions import LATEST_VERSION, ReluVersion
 
 __all__ = ["relu_foreign"]
 
@@ -147,7 +147,7 @@ def _numpy_view(x: object, role: str) -> np.ndarray:
         dtype = getattr(x, "dtype", "?")
         raise UnsupportedTypeError(
             f"relu() cannot read this {type(x).__name__} of dtype {dtype} through DLPack"
-            f" ({exc}); allowed types: {', '.join(_api.LATEST_VERSION.types)}"
+            f" ({exc}); allowed types: {', '.join(LATEST_VERSION.types)}"
         ) from None
 
 
@@ -239,13 +239,13 @@ def _jax_function() -> Callable[[Any], Any]:
         _api.relu(a, y)  # the type was checked when the function was traced
         return y
 
-    @jax.custom_jvp
+    @jax.custom_jvp  # type: ignore[untyped-decorator]  # (jax's decorators are untyped)
     def relu(x: Any) -> Any:
         result = jax.ShapeDtypeStruct(x.shape, x.dtype)
         # An elementwise function: a batch of inputs is one call over the batched array.
         return jax.pure_callback(on_host, result, x, vmap_method="expand_dims")
 
-    @relu.defjvp
+    @relu.defjvp  # type: ignore[untyped-decorator]
     def _relu_jvp(primals: tuple[Any], tangents: tuple[Any]) -> tuple[Any, Any]:
         (x,), (tangent,) = primals, tangents
         y = relu(x)
@@ -254,7 +254,7 @@ def _jax_function() -> Callable[[Any], Any]:
         return y, jnp.where(x > 0, tangent, jnp.zeros_like(tangent))
 
     _jax_relu = relu
-    return relu
+    return relu  # type: ignore[no-any-return]
 
 
 def _relu_jax_traced(
@@ -360,7 +360,7 @@ def _relu_arrow_object(
         return _relu_arrow_chunks(x, version, opset)
     if isinstance(x, (pa.Table, pa.RecordBatch)):
         columns = [
-            _per_part(name, "column", lambda c=column: _relu_arrow_any(c, version, opset))
+            _per_part(name, "column", _relu_arrow_any, column, version, opset)
             for name, column in zip(x.column_names, x.columns, strict=True)
         ]
         return type(x).from_arrays(columns, schema=x.schema)
@@ -378,10 +378,10 @@ def _relu_arrow_any(column: Any, version: ReluVersion, opset: int | None) -> Any
     return _relu_arrow_array(column, version, opset)
 
 
-def _per_part(name: object, part: str, compute: Callable[[], Any]) -> Any:
-    """``compute()``, its type refusal prefixed with the column or variable it concerns."""
+def _per_part(name: object, part: str, compute: Callable[..., Any], *args: Any) -> Any:
+    """``compute(*args)``, its type refusal prefixed with the column or variable it concerns."""
     try:
-        return compute()
+        return compute(*args)
     except UnsupportedTypeError as exc:
         raise UnsupportedTypeError(f"{part} {name!r}: {exc}") from None
 
@@ -456,13 +456,9 @@ def _column_type(name: object, dtype: object, version: ReluVersion, opset: int |
     """The checked type of the column ``name`` of type ``dtype`` (named in a refusal)."""
     if _is_arrow_backed(dtype):
         arrow_type = dtype.pyarrow_dtype  # type: ignore[attr-defined]
-        _per_part(
-            name, "column", lambda: _arrow_numpy_dtype(arrow_type, "a column", version, opset)
-        )
+        _per_part(name, "column", _arrow_numpy_dtype, arrow_type, "a column", version, opset)
         return dtype
-    return _per_part(
-        name, "column", lambda: _api._dispatcher_dtype(_Typed(dtype), version, opset)
-    )
+    return _per_part(name, "column", _api._dispatcher_dtype, _Typed(dtype), version, opset)
 
 
 class _Typed:
@@ -481,8 +477,6 @@ def _relu_dataset(
     xarray's ufunc handling then computes each, coordinates and attributes kept."""
     for name, variable in x.data_vars.items():
         dtype = variable.dtype
-        _per_part(
-            name, "variable", lambda: _api._dispatcher_dtype(_Typed(dtype), version, opset)
-        )
+        _per_part(name, "variable", _api._dispatcher_dtype, _Typed(dtype), version, opset)
     _no_out_or_where("an xarray Dataset", out, where)
     return (_api.relu_ufunc(x),)

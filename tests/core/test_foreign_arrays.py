@@ -89,9 +89,7 @@ def test_torch_layout_and_zero_d(torch):
     assert type(scalar) is torch.Tensor and scalar.shape == () and scalar.item() == 0.0
 
 
-@pytest.mark.parametrize(
-    ("name", "onnx"), [("uint8", "tensor(uint8)"), ("bool", "tensor(bool)")]
-)
+@pytest.mark.parametrize(("name", "onnx"), [("uint8", "tensor(uint8)"), ("bool", "tensor(bool)")])
 def test_torch_types_no_relu_allows_are_refused(torch, name, onnx):
     t = torch.zeros(3, dtype=getattr(torch, name))
     with pytest.raises(UnsupportedTypeError, match=onnx.replace("(", r"\(").replace(")", r"\)")):

@@ -24,7 +24,9 @@ import onnx_relu
 __all__ = ["small_call", "round_trips", "format_arrays", "main"]
 
 
-def _best_of(statements: dict[str, str], names: dict[str, Any], rounds: int, number: int) -> dict:
+def _best_of(
+    statements: dict[str, str], names: dict[str, Any], rounds: int, number: int
+) -> dict[str, float]:
     """Seconds per call of each statement: best of ``rounds`` interleaved batches of
     ``number`` calls (the statements run inline in timeit's loop: no wrapper call counted)."""
     timers = {label: timeit.Timer(code, globals=names) for label, code in statements.items()}
@@ -68,18 +70,11 @@ def round_trips(nbytes: int = 64 << 20, rounds: int = 9) -> dict[str, Any]:
     x = rng.standard_normal(nbytes // 4, dtype=np.float32)
     statements = {"relu(numpy)": "relu(x)"}
     names: dict[str, Any] = {"relu": onnx_relu.relu, "x": x}
-    try:
-        import torch
-    except ImportError:
-        torch = None
+    torch, jax = _optional("torch"), _optional("jax")
     if torch is not None:
         names["t"], names["torch"] = torch.from_dlpack(x.copy()), torch
         statements["relu(torch)"] = "relu(t)"
         statements["torch.relu(torch)"] = "torch.relu(t)"
-    try:
-        import jax
-    except ImportError:
-        jax = None
     if jax is not None:
         names["j"] = jax.device_put(x)
         names["j"].block_until_ready()
@@ -92,13 +87,21 @@ def round_trips(nbytes: int = 64 << 20, rounds: int = 9) -> dict[str, Any]:
         if label in best:
             figures[f"{label} / relu(numpy)  (goal <= 1.05)"] = best[label] / best["relu(numpy)"]
     if "torch.relu(torch)" in best:
-        figures["relu(torch) / torch.relu(torch)"] = (
-            best["relu(torch)"] / best["torch.relu(torch)"]
-        )
+        figures["relu(torch) / torch.relu(torch)"] = best["relu(torch)"] / best["torch.relu(torch)"]
     missing = [name for name, module in (("torch", torch), ("jax", jax)) if module is None]
     if missing:
         figures["not installed"] = ", ".join(missing)
     return figures
+
+
+def _optional(name: str) -> Any:
+    """The module ``name`` if it is installed, else None."""
+    import importlib
+
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        return None
 
 
 def format_arrays(figures: dict[str, Any]) -> str:
