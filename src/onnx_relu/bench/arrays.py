@@ -63,7 +63,7 @@ def small_call(rounds: int = 9, number: int = 100_000) -> dict[str, Any]:
     }
 
 
-def round_trips(nbytes: int = 64 << 20, rounds: int = 9) -> dict[str, Any]:
+def round_trips(nbytes: int = 64 << 20, rounds: int = 15) -> dict[str, Any]:
     """64 MiB of float32: ``relu`` of a torch tensor and of a jax array (each where installed)
     against ``relu`` of the numpy array, milliseconds and ratios."""
     rng = np.random.default_rng(0)
@@ -83,6 +83,29 @@ def round_trips(nbytes: int = 64 << 20, rounds: int = 9) -> dict[str, Any]:
     figures: dict[str, Any] = {
         "milliseconds": {label: seconds * 1e3 for label, seconds in best.items()}
     }
+    # What the round trip adds to the numpy path, measured alone (steadier than the
+    # difference of two 64 MiB timings on a busy machine): the views in and out, each of a
+    # new result (jax takes longer to wrap memory it has not seen).
+    conversions = {}
+    if torch is not None:
+        conversions["torch"] = "np.from_dlpack(t); torch.from_dlpack(y)"
+    if jax is not None:
+        conversions["jax"] = "np.asarray(j); jax.device_put(y, j.sharding)"
+    if conversions:
+        names["np"], names["jax"] = np, jax
+        costs = {
+            label: min(
+                timeit.repeat(code, setup="y = relu(x)", number=1, repeat=3 * rounds, globals=names)
+            )
+            for label, code in conversions.items()
+        }
+        figures["conversions in and out, microseconds"] = {
+            label: seconds * 1e6 for label, seconds in costs.items()
+        }
+        for label, seconds in costs.items():
+            figures[f"(relu(numpy) + {label} conversions) / relu(numpy)"] = (
+                1 + seconds / best["relu(numpy)"]
+            )
     for label in ("relu(torch)", "relu(jax)"):
         if label in best:
             figures[f"{label} / relu(numpy)  (goal <= 1.05)"] = best[label] / best["relu(numpy)"]
@@ -128,7 +151,7 @@ def main(quick: bool = False) -> int:
         "small call, 6 float32 elements, best of interleaved batches": small_call(
             rounds=3 if quick else 9, number=10_000 if quick else 100_000
         ),
-        "round trips": round_trips(4 << 20 if quick else 64 << 20, rounds=2 if quick else 9),
+        "round trips": round_trips(4 << 20 if quick else 64 << 20, rounds=2 if quick else 15),
     }
     print(format_arrays(figures))
     return 0
