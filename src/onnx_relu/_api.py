@@ -323,7 +323,13 @@ def relu(
     x : array_like
         A numpy array or anything numpy converts (lists, scalars). Objects that handle ufuncs
         themselves (dask arrays, xarray, pandas) are dispatched through :data:`relu_ufunc` and
-        stay lazy or labelled; their dtype is checked first.
+        stay lazy or labelled; their dtype is checked first (each column's or variable's for a
+        pandas DataFrame or an xarray Dataset). Arrays of other libraries come back in their
+        own type: any CPU array offering ``__dlpack__`` or ``__array_namespace__`` (torch, jax,
+        array-api-strict), read and returned through DLPack without a copy; jax tracers inside
+        ``jax.jit``, ``jax.vmap`` and ``jax.grad``; scipy.sparse matrices (Relu of the stored
+        values); pyarrow arrays and pandas data backed by them (nulls kept). See
+        docs/arrays.md.
     out : numpy.ndarray, optional
         Where to write the result: same shape and type as ``x``, writeable. ``out=x`` works in
         place and overlapping views are handled. For an ``x`` that handles ufuncs itself, the
@@ -341,9 +347,10 @@ def relu(
 
     Returns
     -------
-    numpy.ndarray or scalar
+    numpy.ndarray or scalar or the input's own type
         The result, with ``x``'s shape, dtype and memory layout (``out`` if given). A 0-d input
-        gives a numpy scalar, as numpy's ufuncs do.
+        gives a numpy scalar, as numpy's ufuncs do; an array of another library gives an array
+        of that library (a 0-d torch tensor gives a 0-d tensor).
 
     Raises
     ------
