@@ -250,3 +250,32 @@ def test_sparse_refusals():
         relu(sparse.csr_array(np.array([[1, 0]], np.uint8)))
     with pytest.raises(InvalidOutputError, match="no out= or where= for a scipy.sparse"):
         relu(sparse.csr_array(np.eye(2)), out=np.zeros((2, 2)))
+
+
+# ---------------------------------------------------------------------------------------------
+# Zero-copy out: the result of 4 MiB is the output cache's block, held by the caller's array
+# ---------------------------------------------------------------------------------------------
+
+
+def _live_blocks() -> int:
+    from onnx_relu.tuning import cache_info
+
+    return cache_info()["live_blocks"]
+
+
+def _holds_the_block(make_input) -> bool:
+    x = make_input(np.linspace(-1.0, 1.0, 1 << 20, dtype=np.float32))  # 4 MiB
+    before = _live_blocks()
+    y = relu(x)
+    held = _live_blocks() == before + 1
+    del y
+    return held and _live_blocks() == before
+
+
+def test_torch_result_is_the_numpy_result_zero_copy(torch):
+    assert _holds_the_block(lambda a: torch.from_numpy(a))
+
+
+def test_array_api_result_is_the_numpy_result_zero_copy():
+    xp = pytest.importorskip("array_api_strict")
+    assert _holds_the_block(lambda a: xp.asarray(a))
