@@ -439,6 +439,11 @@ def _relu_pandas(
             return None  # numpy or nullable (masked numpy) values: the ufunc path keeps the mask
         _no_out_or_where("pandas data backed by pyarrow", out, where)
         return (_relu_pandas_arrow(x, version, opset),)
+    if isinstance(x, pd.arrays.ArrowExtensionArray):
+        # (not through its ufunc handling, which casts: int32 with nulls gives double)
+        _no_out_or_where("pandas data backed by pyarrow", out, where)
+        chunked = _relu_arrow_chunks(x.__arrow_array__(), version, opset)
+        return (pd.arrays.ArrowExtensionArray(chunked),)
     if not isinstance(x, pd.DataFrame):
         return None
     types = [_column_type(name, dtype, version, opset) for name, dtype in x.dtypes.items()]

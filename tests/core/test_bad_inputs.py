@@ -465,6 +465,9 @@ def test_pandas_arrow_backed_keeps_type_and_nulls(dtype):
     assert result.isna().tolist() == [False, True, False] and result.dropna().tolist() == [3, 0]
     index = relu(pd.Index([1, None, -2], dtype=dtype))
     assert str(index.dtype) == dtype and index.isna().tolist() == [False, True, False]
+    array = relu(series.array)
+    assert type(array) is type(series.array) and str(array.dtype) == dtype
+    assert array.isna().tolist() == [False, True, False]
 
 
 def test_pyarrow_with_nulls_keeps_type_and_shares_the_bitmap():
