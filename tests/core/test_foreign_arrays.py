@@ -131,8 +131,10 @@ def test_jax_arrays_come_back_as_jax_arrays(jax, name):
         assert np.asarray(y).tolist() == [0, 0, 0, 5, 127]
 
 
-def test_jax_result_is_zero_copy(jax):
-    x = jax.numpy.linspace(-1.0, 1.0, 1 << 20)  # 4 MiB: an output cache block
+@pytest.mark.parametrize("name", ["float32", "bfloat16", "int8"])
+@pytest.mark.parametrize("count", [6, 1 << 20], ids=["small", "cache-block"])
+def test_jax_result_is_zero_copy(jax, name, count):
+    x = jax.numpy.linspace(-1.0, 1.0, count).astype(name)
     y = relu(x)
     view = np.asarray(y)
     assert view.ctypes.data == y.unsafe_buffer_pointer()
