@@ -11,7 +11,7 @@
 #   make install EXTRAS="onnx cli"  add optional extras to .venv (from uv.lock)
 #   make sanitize  the C kernel built with ASan + UBSan, swept over sizes/offsets/types/layouts
 #   make tsan      the module built with ThreadSanitizer, the concurrency tests against it (PY=...)
-#   make typecheck mypy --strict over the package and tests/typing
+#   make typecheck mypy --strict over the package and tests/typing, basedpyright over tests/typing
 #   make tables    rewrite the files derived from src/onnx_relu/_spec.py (types and settings)
 #   make wheel     the manylinux wheel for the .venv's Python in dist/ (built, repaired, checked)
 #   make pythons   the wheel built and tested on CPython 3.11-3.15 and free-threaded 3.13t
@@ -89,6 +89,7 @@ tables:
 
 typecheck: $(VENV)/.installed-test $(VENV)/.installed-dev
 	$(PY) -m mypy
+	$(VENV)/bin/basedpyright --level error --pythonpath $(PY) tests/typing
 
 wheel: $(VENV)/.installed-dev
 	rm -f dist/onnx_relu-*.whl

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, overload
 
 import numpy as np
 
@@ -129,10 +131,9 @@ def _dtype_of_columns(table: object, version: ReluVersion, opset: int | None) ->
     dtypes = getattr(table, "dtypes", None)
     if dtypes is None:
         return None
-    try:
-        found = list(dict.fromkeys(np.dtype(d) for d in dtypes))
-    except (TypeError, ValueError):  # an extension type numpy does not know (pandas' Int64)
-        found = list(dict.fromkeys(dtypes))
+    if isinstance(dtypes, Mapping):  # an xarray Dataset's: variable name -> dtype
+        dtypes = dtypes.values()
+    found = list(dict.fromkeys(_values_dtype(d) for d in dtypes))
     if len(found) > 1:
         names = ", ".join(str(d) for d in found)
         raise UnsupportedTypeError(
@@ -228,6 +229,92 @@ def _short_repr(value: object, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+# What type checkers see of relu: the caller's type back (docs/arrays.md). Not defined at run
+# time: creating Protocol classes would cost every import, and nothing checks them then.
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from numpy.typing import NDArray
+
+    class SupportsArrayNamespace(Protocol):
+        """An Array API array (jax, array-api-strict, cupy...)."""
+
+        def __array_namespace__(self, *args: Any, **kwargs: Any) -> Any: ...
+
+    class SupportsDLPack(Protocol):
+        """An array offering DLPack (torch)."""
+
+        def __dlpack__(self, *args: Any, **kwargs: Any) -> Any: ...
+
+    class SupportsArrayUFunc(Protocol):
+        """An array-like that handles ufuncs itself (pandas, xarray, dask)."""
+
+        def __array_ufunc__(self, *args: Any, **kwargs: Any) -> Any: ...
+
+    class SupportsArray(Protocol):
+        """An object numpy converts through ``__array__``."""
+
+        def __array__(self, *args: Any, **kwargs: Any) -> np.ndarray[Any, Any]: ...
+
+    _ScalarT = TypeVar("_ScalarT", bound=np.generic)
+    _OutT = TypeVar("_OutT")
+    _ForeignT = TypeVar(
+        "_ForeignT", bound=SupportsArrayNamespace | SupportsDLPack | SupportsArrayUFunc
+    )
+    #: Numbers and nested sequences of them, as far as four levels (not recursive: a str is
+    #: a sequence of str, which a recursive alias would let through).
+    _Numbers = (
+        float
+        | Sequence[float]
+        | Sequence[Sequence[float]]
+        | Sequence[Sequence[Sequence[float]]]
+        | Sequence[Sequence[Sequence[Sequence[float]]]]
+    )
+
+
+@overload
+def relu(
+    x: NDArray[_ScalarT],
+    /,
+    out: None = None,
+    *,
+    where: object = True,
+    opset: int | None = None,
+) -> NDArray[_ScalarT]: ...
+@overload
+def relu(
+    x: _ScalarT, /, out: None = None, *, where: object = True, opset: int | None = None
+) -> _ScalarT: ...
+@overload
+def relu(
+    x: _ForeignT, /, out: None = None, *, where: object = True, opset: int | None = None
+) -> _ForeignT: ...
+@overload
+def relu(
+    x: _Numbers | SupportsArray,
+    /,
+    out: None = None,
+    *,
+    where: object = True,
+    opset: int | None = None,
+) -> NDArray[Any]: ...
+@overload
+def relu(
+    x: NDArray[Any]
+    | np.generic
+    | _Numbers
+    | SupportsArray
+    | SupportsArrayNamespace
+    | SupportsDLPack
+    | SupportsArrayUFunc,
+    /,
+    out: _OutT,
+    *,
+    where: object = True,
+    opset: int | None = None,
+) -> _OutT: ...
+
+
 def relu(
     x: object, /, out: object = None, *, where: object = True, opset: int | None = None
 ) -> Any:
@@ -238,7 +325,13 @@ def relu(
     x : array_like
         A numpy array or anything numpy converts (lists, scalars). Objects that handle ufuncs
         themselves (dask arrays, xarray, pandas) are dispatched through :data:`relu_ufunc` and
-        stay lazy or labelled; their dtype is checked first.
+        stay lazy or labelled; their dtype is checked first (each column's or variable's for a
+        pandas DataFrame or an xarray Dataset). Arrays of other libraries come back in their
+        own type: any CPU array offering ``__dlpack__`` or ``__array_namespace__`` (torch, jax,
+        array-api-strict), read and returned through DLPack without a copy; jax tracers inside
+        ``jax.jit``, ``jax.vmap`` and ``jax.grad``; scipy.sparse matrices (Relu of the stored
+        values); pyarrow arrays and pandas data backed by them (nulls kept). See
+        docs/arrays.md.
     out : numpy.ndarray, optional
         Where to write the result: same shape and type as ``x``, writeable. ``out=x`` works in
         place and overlapping views are handled. For an ``x`` that handles ufuncs itself, the
@@ -256,9 +349,10 @@ def relu(
 
     Returns
     -------
-    numpy.ndarray or scalar
+    numpy.ndarray or scalar or the input's own type
         The result, with ``x``'s shape, dtype and memory layout (``out`` if given). A 0-d input
-        gives a numpy scalar, as numpy's ufuncs do.
+        gives a numpy scalar, as numpy's ufuncs do; an array of another library gives an array
+        of that library (a 0-d torch tensor gives a 0-d tensor).
 
     Raises
     ------
@@ -300,7 +394,28 @@ def relu(
     ...
     onnx_relu.errors.UnsupportedTypeError: Relu-13 (in force at opset 13) does not allow tensor(int8); allowed types: tensor(bfloat16), tensor(double), tensor(float), tensor(float16). tensor(int8) is allowed from Relu-14 (opset >= 14).
     """  # noqa: E501 - a doctest's expected error message is one line
+    # The small call first: an exact ndarray of an allowed type, no out, where, or opset, the
+    # checks below cost more than the ufunc itself on a few elements (BENCHMARKS.md).
+    if type(x) is _ndarray and out is None and where is True and opset is None:
+        if x.dtype in LATEST_VERSION.dtypes:
+            cached = _cached_empty_like(x)
+            if cached is None:
+                if x.ndim > 1:
+                    done = _relu_view(x, None)
+                    if done is not None:
+                        return done
+                return relu_ufunc(x)
+            if x.ndim > 1 and _relu_view(x, cached) is not None:
+                return cached
+            return relu_ufunc(x, out=cached)
     version = LATEST_VERSION if opset is None else version_for_opset(opset)
+    if not isinstance(x, (np.ndarray, np.generic)):
+        # Arrays of other libraries (DLPack, the Array API, jax, scipy.sparse, pyarrow, and
+        # pandas or xarray data whose types numpy does not hold): the caller's type back.
+        # None: an array-like numpy converts or that handles ufuncs itself.
+        result = _foreign().relu_foreign(x, out, where, version, opset)
+        if result is not None:
+            return result[0]
     if where is not True:
         return _relu_where(x, out, where, version, opset)
     allowed = version.dtypes
@@ -357,6 +472,21 @@ def relu(
     return _relu_byteswapped(x, None if out is None else _checked_out(out, x))
 
 
+_ndarray = np.ndarray
+
+_foreign_module: ModuleType | None = None
+
+
+def _foreign() -> ModuleType:
+    """:mod:`onnx_relu._foreign`, imported on the first input that is not a numpy array."""
+    global _foreign_module
+    if _foreign_module is None:
+        from . import _foreign as module
+
+        _foreign_module = module
+    return _foreign_module
+
+
 def _dispatcher_dtype(x: object, version: ReluVersion, opset: int | None) -> Any:
     """The checked dtype of an object that handles the ufunc itself (``__array_ufunc__``)."""
     dtype = getattr(x, "dtype", None)
@@ -368,8 +498,19 @@ def _dispatcher_dtype(x: object, version: ReluVersion, opset: int | None) -> Any
             f" (it has __array_ufunc__ but no dtype attribute); allowed types:"
             f" {', '.join(version.types)}"
         )
+    dtype = _values_dtype(dtype)
     _checked_dtype(dtype, version, opset)
     return dtype
+
+
+def _values_dtype(dtype: object) -> object:
+    """The numpy type of the values of an array of type ``dtype``: ``dtype`` itself, or for
+    pandas' nullable types (``Int64``, ``Float32``: numpy values and a mask, which their own
+    ufunc handling keeps) the values' numpy dtype."""
+    if isinstance(dtype, np.dtype):
+        return dtype
+    values = getattr(dtype, "numpy_dtype", None)
+    return values if isinstance(values, np.dtype) else dtype
 
 
 def _relu_where(

@@ -427,11 +427,157 @@ def test_table_whose_columns_differ_in_type_is_refused():
 
 
 def test_pandas_data_frame():
-    pd = pytest.importorskip("pandas")  # not a test dependency: tested where installed
+    pd = pytest.importorskip("pandas")  # an interop test dependency: skipped where missing
     frame = pd.DataFrame({"a": [-1.5, 2.0], "b": [3.0, -4.0]})
     assert relu(frame).to_numpy().tolist() == [[0.0, 3.0], [2.0, 0.0]]
+    # issue 35, item 7: columns of different types were refused as a whole; each column is
+    # judged on its own type and keeps it.
+    mixed = pd.DataFrame({"a": np.float32([-1.5, 2.0]), "b": [3, -4]})
+    result = relu(mixed)
+    assert result.dtypes.tolist() == [np.float32, np.int64]
+    assert result.to_dict("list") == {"a": [0.0, 2.0], "b": [3, 0]}
+
+
+# issue 35, item 7: labelled data. No silent cast: nullable and arrow-backed data keep their
+# type and their missing values, or are refused naming the real reason (and the column).
+
+
+@pytest.mark.parametrize("dtype", ["Int64", "Int8", "Float32", "Float64"])
+def test_pandas_nullable_keeps_type_and_mask(dtype):
+    pd = pytest.importorskip("pandas")
+    series = pd.Series([3, None, -2, 0], dtype=dtype, name="n")
+    result = relu(series)
+    assert str(result.dtype) == dtype and result.name == "n"
+    assert result.isna().tolist() == [False, True, False, False]
+    assert result.dropna().tolist() == [3, 0, 0]
+    assert series.isna().tolist() == [False, True, False, False]  # the input untouched
+    assert series.dropna().tolist() == [3, -2, 0]
+
+
+@pytest.mark.parametrize("dtype", ["int32[pyarrow]", "int8[pyarrow]", "float[pyarrow]"])
+def test_pandas_arrow_backed_keeps_type_and_nulls(dtype):
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("pyarrow")
+    series = pd.Series([3, None, -2], dtype=dtype, index=[10, 20, 30])
+    result = relu(series)
+    assert str(result.dtype) == dtype  # relu_ufunc gives double[pyarrow] for int32: a cast
+    assert result.index.tolist() == [10, 20, 30]
+    assert result.isna().tolist() == [False, True, False] and result.dropna().tolist() == [3, 0]
+    index = relu(pd.Index([1, None, -2], dtype=dtype))
+    assert str(index.dtype) == dtype and index.isna().tolist() == [False, True, False]
+    array = relu(series.array)
+    assert type(array) is type(series.array) and str(array.dtype) == dtype
+    assert array.isna().tolist() == [False, True, False]
+
+
+def test_pyarrow_with_nulls_keeps_type_and_shares_the_bitmap():
+    pa = pytest.importorskip("pyarrow")
+    array = pa.array([5, None, -3, 7, None, -1], pa.int32())
+    result = relu(array)
+    assert result.type == pa.int32()  # numpy's conversion gave float64 with NaN
+    assert result.to_pylist() == [5, None, 0, 7, None, 0]
+    assert result.buffers()[0].address == array.buffers()[0].address  # the nulls shared
+    sliced = relu(array.slice(1, 4))
+    assert sliced.to_pylist() == [None, 0, 7, None]
+    chunked = relu(pa.chunked_array([array, pa.array([-2, 2], pa.int32())]))
+    assert chunked.type == pa.int32() and chunked.to_pylist()[-2:] == [0, 2]
+    floats = relu(pa.array([-0.0, None, float("nan"), 1.5], pa.float16()))
+    assert floats.type == pa.float16() and floats.null_count == 1
+    assert array.to_pylist() == [5, None, -3, 7, None, -1]  # the input untouched
+
+
+def test_pyarrow_tables_per_column():
+    pa = pytest.importorskip("pyarrow")
+    table = pa.table({"a": pa.array([-1.0, 2.0], pa.float32()), "b": pa.array([None, -3])})
+    result = relu(table)
+    assert result.schema == table.schema
+    assert result.to_pydict() == {"a": [0.0, 2.0], "b": [None, 0]}
+    batch = relu(pa.record_batch([pa.array([-1, 1], pa.int8())], names=["c"]))
+    assert batch.to_pydict() == {"c": [0, 1]}
+
+
+@pytest.mark.parametrize(
+    ("make", "words"),
+    [
+        (lambda pa: pa.array([1, None], pa.uint8()), ("tensor(uint8)", "never casts")),
+        (lambda pa: pa.array([True, None]), ("needs numbers", "arrow type bool")),
+        (lambda pa: pa.array(["a", None]), ("needs numbers", "arrow type string")),
+        (lambda pa: pa.table({"a": [1.0], "s": ["x"]}), ("column 's'", "arrow type string")),
+    ],
+    ids=["uint8", "bool", "string", "table-with-strings"],
+)
+def test_pyarrow_refusals_name_the_reason(make, words):
+    pa = pytest.importorskip("pyarrow")
+    assert_refused(lambda: relu(make(pa)), UnsupportedTypeError, words)
+
+
+def test_pandas_refusals_name_the_reason():
+    pd = pytest.importorskip("pandas")
     assert_refused(
-        lambda: relu(pd.DataFrame({"a": [-1.5], "b": [3]})), UnsupportedTypeError, ("columns",)
+        lambda: relu(pd.Series([1, None], dtype="UInt8")),
+        UnsupportedTypeError,
+        ("does not allow tensor(uint8)",),
+    )
+    assert_refused(
+        lambda: relu(pd.DataFrame({"a": [1.0], "s": ["x"]})),
+        UnsupportedTypeError,
+        ("column 's'", "needs a numeric dtype"),
+    )
+    nullable = pd.Series([1, None, -3], dtype="Int64")
+    out = np.zeros(3, np.int64)
+    assert_refused(
+        lambda: relu(nullable, out=out),
+        InvalidOutputError,
+        ("out= cannot hold the 1 missing value(s)",),
+        (out,),
+    )
+    mixed = pd.DataFrame({"a": np.float32([1.0]), "b": [1]})
+    assert_refused(
+        lambda: relu(mixed, out=np.zeros((1, 2))),
+        InvalidOutputError,
+        ("need one type for all of a DataFrame's columns, got a float32, b int64",),
+    )
+
+
+def test_pandas_data_frame_with_nullable_and_arrow_columns():
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("pyarrow")
+    frame = pd.DataFrame(
+        {
+            "f": np.float32([-1.0, 2.0]),
+            "i": pd.array([None, -3], dtype="Int32"),
+            "p": pd.array([-7, None], dtype="int16[pyarrow]"),
+        },
+        index=["r", "s"],
+    )
+    result = relu(frame)
+    assert [str(d) for d in result.dtypes] == ["float32", "Int32", "int16[pyarrow]"]
+    assert result.index.tolist() == ["r", "s"]
+    assert result["f"].tolist() == [0.0, 2.0]
+    assert result["i"].isna().tolist() == [True, False] and result["i"].iloc[1] == 0
+    assert result["p"].isna().tolist() == [False, True] and result["p"].iloc[0] == 0
+    assert frame["p"].iloc[0] == -7  # the input untouched
+
+
+def test_xarray_dataset_per_variable():
+    xr = pytest.importorskip("xarray")
+    dataset = xr.Dataset(
+        {
+            "temperature": ("x", np.float32([-1.0, 2.0]), {"units": "K"}),
+            "pressure": ("x", np.int16([3, -4])),
+        },
+        coords={"x": [-1.0, 1.0]},
+        attrs={"title": "t"},
+    )
+    result = relu(dataset)  # "needs one type ... got temperature, pressure" before
+    assert result["temperature"].dtype == np.float32 and result["pressure"].dtype == np.int16
+    assert result["temperature"].values.tolist() == [0.0, 2.0]
+    assert result["pressure"].values.tolist() == [3, 0]
+    assert result["x"].values.tolist() == [-1.0, 1.0]  # coordinates are not computed
+    assert result["temperature"].attrs == {"units": "K"}
+    refused = xr.Dataset({"ok": ("x", np.float32([1.0])), "bytes": ("x", np.uint8([1]))})
+    assert_refused(
+        lambda: relu(refused), UnsupportedTypeError, ("variable 'bytes'", "tensor(uint8)")
     )
 
 

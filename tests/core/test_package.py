@@ -176,3 +176,13 @@ def test_the_version_is_written_once():
     # "## Unreleased" (changes not yet in a version) may stand above the newest version.
     newest = re.search(r"^## (?!Unreleased\b)(\S+)", changelog, flags=re.MULTILINE)
     assert newest is not None and newest[1] == version
+
+
+def test_metadata_names_the_project_urls_authors_and_keywords():
+    from importlib.metadata import metadata
+
+    meta = metadata("onnx-relu")
+    urls = dict(entry.split(", ", 1) for entry in meta.get_all("Project-URL") or ())
+    assert set(urls) == {"Repository", "Documentation", "Changelog"}
+    assert all(url.startswith("https://") for url in urls.values())
+    assert meta["Author"] and "onnx" in meta["Keywords"].split(",")

@@ -196,10 +196,11 @@ def build_parser(prog: str = "python -m onnx_relu.bench") -> argparse.ArgumentPa
     )
     option(
         "--figures",
-        choices=("start-up", "layouts", "thread-scaling"),
+        choices=("start-up", "layouts", "thread-scaling", "arrays"),
         help="instead of the benchmark: one set of focused same-run figures (see"
         " onnx_relu.bench.figures): start-up times of fresh processes, views numpy cannot merge"
-        " against contiguous arrays, or N Python threads calling relu",
+        " against contiguous arrays, N Python threads calling relu, or arrays (the 6-element"
+        " call against np.maximum, torch and jax round trips: onnx_relu.bench.arrays)",
     )
     option(
         "--models",
@@ -284,6 +285,10 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m onnx_relu.ben
         print(format_summary(results))
         return _plot(results, args.png)
 
+    if args.figures == "arrays":
+        from .arrays import main as arrays_main
+
+        return arrays_main(quick=args.quick)
     if args.figures:
         from .figures import main as figures_main
 

@@ -51,6 +51,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ... import check_dtype, relu
+from ..._log import dask_logs_kept_out, logger
 from ...errors import InvalidTensorFileError
 from ...io.endpoint import Endpoint, absolute_path
 from ..progress import Progress
@@ -108,7 +109,10 @@ def dask_client(scheduler: str | None = None) -> Iterator[Any]:
         with distributed.Client(scheduler, timeout=f"{CONNECT_TIMEOUT_S}s") as client:
             yield client
         return
+    import dask.config
+
     with contextlib.ExitStack() as stack:
+        stack.enter_context(dask_logs_kept_out(dask.config))
         with _sigint_blocked_in_new_threads():
             cluster = stack.enter_context(
                 distributed.LocalCluster(
@@ -400,6 +404,8 @@ def relu_zarr(
             for index, region in _regions(source.shape, write_chunks)
         ]
         total = source.nbytes
+        started = time.monotonic()
+        logger.info("relu_zarr %s -> %s: %d blocks, %d bytes", src, dst, len(tasks), total)
         with contextlib.ExitStack() as stack:
             if client is None:
                 client = stack.enter_context(dask_client(scheduler))
@@ -415,6 +421,7 @@ def relu_zarr(
                 raise RuntimeError(f"only {done} of {total} bytes were written to {dst}")
             client.run(_sync_file_system, temporary)  # each worker's writes, once
         _sync_file_system(temporary)  # the metadata written here
+        logger.info("relu_zarr %s: done in %.2f s", dst, time.monotonic() - started)
 
 
 @dataclass(frozen=True)

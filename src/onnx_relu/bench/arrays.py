@@ -1,0 +1,161 @@
+"""Figures for arrays: the small call against its anchor, and the round trips of other libraries.
+
+``python -m onnx_relu.bench --figures arrays`` (or ``python src/onnx_relu/bench/arrays.py``
+against any installed onnx-relu: it uses the public API only) prints, each as a ratio measured
+in the same run, interleaved, best of N:
+
+- :func:`small_call`: ``relu(x)`` of a 6-element float32 array against
+  ``np.maximum(x, np.float32(0))`` (the goal: <= 1.0) and the bare ``relu_ufunc(x)``;
+- :func:`round_trips`: ``relu(t)`` of 64 MiB of float32 held by torch and by jax (where
+  installed: the caller's type in and out, through DLPack) against ``relu(x)`` of the same
+  numpy array (the goal: <= 1.05), with ``torch.relu(t)`` for scale.
+"""
+
+from __future__ import annotations
+
+import sys
+import timeit
+from typing import Any
+
+import numpy as np
+
+import onnx_relu
+
+__all__ = ["small_call", "round_trips", "format_arrays", "main"]
+
+
+def _best_of(
+    statements: dict[str, str], names: dict[str, Any], rounds: int, number: int
+) -> dict[str, float]:
+    """Seconds per call of each statement: best of ``rounds`` interleaved batches of
+    ``number`` calls (the statements run inline in timeit's loop: no wrapper call counted)."""
+    timers = {label: timeit.Timer(code, globals=names) for label, code in statements.items()}
+    best = dict.fromkeys(timers, float("inf"))
+    for timer in timers.values():
+        timer.timeit(number // 10 or 1)  # warm-up
+    for _ in range(rounds):
+        for label, timer in timers.items():
+            best[label] = min(best[label], timer.timeit(number) / number)
+    return best
+
+
+def small_call(rounds: int = 9, number: int = 100_000) -> dict[str, Any]:
+    """The 6-element float32 call: seconds of each form and ``relu``'s ratios."""
+    x = np.linspace(-1.0, 1.0, 6, dtype=np.float32)
+    names = {"np": np, "x": x, "relu": onnx_relu.relu, "relu_ufunc": onnx_relu.relu_ufunc}
+    best = _best_of(
+        {
+            "relu(x)": "relu(x)",
+            "np.maximum(x, np.float32(0))": "np.maximum(x, np.float32(0))",
+            "np.maximum(x, 0)": "np.maximum(x, 0)",
+            "relu_ufunc(x)": "relu_ufunc(x)",
+        },
+        names,
+        rounds,
+        number,
+    )
+    return {
+        "microseconds": {label: seconds * 1e6 for label, seconds in best.items()},
+        "relu(x) / np.maximum(x, np.float32(0))  (goal <= 1.0)": best["relu(x)"]
+        / best["np.maximum(x, np.float32(0))"],
+        "relu(x) / np.maximum(x, 0)": best["relu(x)"] / best["np.maximum(x, 0)"],
+        "relu(x) / relu_ufunc(x)": best["relu(x)"] / best["relu_ufunc(x)"],
+    }
+
+
+def round_trips(nbytes: int = 64 << 20, rounds: int = 15) -> dict[str, Any]:
+    """64 MiB of float32: ``relu`` of a torch tensor and of a jax array (each where installed)
+    against ``relu`` of the numpy array, milliseconds and ratios."""
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal(nbytes // 4, dtype=np.float32)
+    statements = {"relu(numpy)": "relu(x)"}
+    names: dict[str, Any] = {"relu": onnx_relu.relu, "x": x}
+    torch, jax = _optional("torch"), _optional("jax")
+    if torch is not None:
+        names["t"], names["torch"] = torch.from_dlpack(x.copy()), torch
+        statements["relu(torch)"] = "relu(t)"
+        statements["torch.relu(torch)"] = "torch.relu(t)"
+    if jax is not None:
+        names["j"] = jax.device_put(x)
+        names["j"].block_until_ready()
+        statements["relu(jax)"] = "relu(j)"
+    best = _best_of(statements, names, rounds, 3)
+    figures: dict[str, Any] = {
+        "milliseconds": {label: seconds * 1e3 for label, seconds in best.items()}
+    }
+    # What the round trip adds to the numpy path, measured alone (steadier than the
+    # difference of two 64 MiB timings on a busy machine): the views in and out, each of a
+    # new result (jax takes longer to wrap memory it has not seen).
+    conversions = {}
+    if torch is not None:
+        conversions["torch"] = "np.from_dlpack(t); torch.from_dlpack(y)"
+    if jax is not None:
+        conversions["jax"] = "np.asarray(j); jax.device_put(y, j.sharding)"
+    if conversions:
+        names["np"], names["jax"] = np, jax
+        costs = {
+            label: min(
+                timeit.repeat(code, setup="y = relu(x)", number=1, repeat=3 * rounds, globals=names)
+            )
+            for label, code in conversions.items()
+        }
+        figures["conversions in and out, microseconds"] = {
+            label: seconds * 1e6 for label, seconds in costs.items()
+        }
+        for label, seconds in costs.items():
+            figures[f"(relu(numpy) + {label} conversions) / relu(numpy)"] = (
+                1 + seconds / best["relu(numpy)"]
+            )
+    for label in ("relu(torch)", "relu(jax)"):
+        if label in best:
+            figures[f"{label} / relu(numpy)  (goal <= 1.05)"] = best[label] / best["relu(numpy)"]
+    if "torch.relu(torch)" in best:
+        figures["relu(torch) / torch.relu(torch)"] = best["relu(torch)"] / best["torch.relu(torch)"]
+    missing = [name for name, module in (("torch", torch), ("jax", jax)) if module is None]
+    if missing:
+        figures["not installed"] = ", ".join(missing)
+    return figures
+
+
+def _optional(name: str) -> Any:
+    """The module ``name`` if it is installed, else None."""
+    import importlib
+
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        return None
+
+
+def format_arrays(figures: dict[str, Any]) -> str:
+    """The figures as indented text lines."""
+    lines = [f"arrays (onnx-relu {onnx_relu.__version__}, Python {sys.version.split()[0]}):"]
+
+    def walk(value: dict[str, Any], indent: int) -> None:
+        for key, item in value.items():
+            if isinstance(item, dict):
+                lines.append(" " * indent + f"{key}:")
+                walk(item, indent + 2)
+            elif isinstance(item, float):
+                lines.append(" " * indent + f"{key}: {item:.3f}")
+            else:
+                lines.append(" " * indent + f"{key}: {item}")
+
+    walk(figures, 2)
+    return "\n".join(lines)
+
+
+def main(quick: bool = False) -> int:
+    """Print the small-call figures and the round trips (``quick``: fewer rounds, 4 MiB)."""
+    figures = {
+        "small call, 6 float32 elements, best of interleaved batches": small_call(
+            rounds=3 if quick else 9, number=10_000 if quick else 100_000
+        ),
+        "round trips": round_trips(4 << 20 if quick else 64 << 20, rounds=2 if quick else 15),
+    }
+    print(format_arrays(figures))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(quick="--quick" in sys.argv[1:]))
