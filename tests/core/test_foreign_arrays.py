@@ -260,7 +260,7 @@ def test_sparse_refusals():
 
 
 def _live_blocks() -> int:
-    from onnx_relu.tuning import cache_info
+    from onnx_relu.output_cache import cache_info
 
     return cache_info()["live_blocks"]
 
