@@ -166,8 +166,8 @@ def test_cluster_processes_an_array_four_times_a_workers_memory(cluster_client):
     peaks = cluster_client.run(peak_rss_bytes)
     assert all(peak < WORKER_MEMORY for peak in peaks.values()), peaks
     print(
-        f"\n{BIG_ARRAY_BYTES >> 20} MiB float32 relu + check on 2 workers: {seconds:.2f} s; worker peak RSS "
-        + ", ".join(f"{peak >> 20} MiB" for peak in peaks.values())
+        f"\n{BIG_ARRAY_BYTES >> 20} MiB float32 relu + check on 2 workers: {seconds:.2f} s;"
+        " worker peak RSS " + ", ".join(f"{peak >> 20} MiB" for peak in peaks.values())
     )
 
 
