@@ -41,6 +41,7 @@ from ._common import (
     PROG,
     HelpFormatter,
     complete_standard_output,
+    warnings_as_lines,
 )
 
 __all__ = ["main", "build_parser", "EXIT_OK", "EXIT_FAILED", "EXIT_USAGE"]
@@ -158,17 +159,18 @@ def main(argv: list[str] | None = None) -> int:
         # one error line, as for any command: an unbuffered stdout may take part of a write.
         with complete_standard_output():
             return _print_version(PROG)
-    try:
-        # The start-up: numpy, the kernel (which applies the ONNX_RELU_* variables) and the
-        # command's modules, most of the command's start-up time.
-        from ..io.streams import hold_closed_standard_streams
+    with warnings_as_lines():  # (the kernel's start-up may warn about ONNX_RELU_* variables)
+        try:
+            # The start-up: numpy, the kernel (which applies the ONNX_RELU_* variables) and
+            # the command's modules, most of the command's start-up time.
+            from ..io.streams import hold_closed_standard_streams
 
-        _subcommands()
-    except KeyboardInterrupt:
-        return _interrupted_during_start_up()
-    hold_closed_standard_streams()  # before any file is opened: see there
-    with complete_standard_output():
-        return _main(argv)
+            _subcommands()
+        except KeyboardInterrupt:
+            return _interrupted_during_start_up()
+        hold_closed_standard_streams()  # before any file is opened: see there
+        with complete_standard_output():
+            return _main(argv)
 
 
 def _main(argv: list[str]) -> int:

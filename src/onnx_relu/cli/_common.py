@@ -99,6 +99,26 @@ def note(line: str) -> None:
         pass  # nowhere left to say it
 
 
+@contextlib.contextmanager
+def warnings_as_lines() -> Iterator[None]:
+    """Inside the block, every Python warning shown is one line ``onnx-relu: warning: TEXT``
+    on standard error (:func:`note`), not Python's two lines naming a source file. The command
+    line runs in it; Python's own display comes back when it ends (a program that calls
+    :func:`onnx_relu.cli.main` keeps its own)."""
+    import warnings
+
+    def show(message: Warning | str, *_args: object, **_kwargs: object) -> None:
+        note(f"{PROG}: warning: {' '.join(str(message).split())}")
+
+    previous = warnings.showwarning
+    warnings.showwarning = show
+    try:
+        yield
+    finally:
+        if warnings.showwarning is show:
+            warnings.showwarning = previous
+
+
 def _descriptor(stream: object) -> int | None:
     try:
         return int(stream.fileno())  # type: ignore[attr-defined]

@@ -44,6 +44,8 @@ __all__ = [
     "final_mode",
     "old_owner",
     "keep_owner",
+    "warn_owner_not_kept",
+    "replacement_error",
     "fsync_folder",
 ]
 
@@ -128,27 +130,52 @@ def keep_owner(
     current: os.stat_result,
     owner: tuple[int, int] | None,
     path: str,
-) -> None:
+) -> str | None:
     """Give the replacement of ``path`` the old entry's ``owner`` and group, as ``sed -i``
-    does: root may set both; another user the group, if a member of it. What the process may
-    not set is said in one warning (the file is then the writer's, as any new file)."""
+    does: root may set both; another user the group, if a member of it. Return what the
+    process may not set, as the text of the one warning to give once the replacement is in
+    place (:func:`warn_owner_not_kept`; the file is then the writer's, as any new file), or
+    None. Nothing is said before: the replacement may still fail."""
     if owner is None or (current.st_uid, current.st_gid) == owner:
-        return
+        return None
     uid, gid = owner
     with contextlib.suppress(PermissionError):
         chown(uid, gid)
-        return
+        return None
     kept_group = False
     with contextlib.suppress(PermissionError):
         chown(-1, gid)
         kept_group = True
     lost = f"group {gid} kept but not owner {uid}" if kept_group else f"owner {uid}:{gid} not kept"
-    warnings.warn(
+    return (
         f"{path!r} was replaced by a file of user {current.st_uid} ({lost}): only root may give"
-        " a file to another user",
-        RuntimeWarning,
-        stacklevel=4,
+        " a file to another user"
     )
+
+
+def warn_owner_not_kept(text: str | None, stacklevel: int = 3) -> None:
+    """The ``RuntimeWarning`` of :func:`keep_owner`'s ``text``, once the replacement is done."""
+    if text is not None:
+        warnings.warn(text, RuntimeWarning, stacklevel=stacklevel + 1)
+
+
+def replacement_error(error: OSError, target: str) -> OSError:
+    """The error of a rename that could not put the new ``target`` in place (the temporary is
+    removed, ``target`` unchanged): it names ``target``, not the temporary, and says why where
+    the folder is sticky (mode 1777, as /tmp: only the owner of an entry, or of the folder,
+    may replace it)."""
+    reason = error.strerror or str(error)
+    if error.errno in (errno.EPERM, errno.EACCES):
+        folder = os.path.dirname(target)
+        with contextlib.suppress(OSError):
+            held, entry = os.stat(folder), os.lstat(target)
+            if held.st_mode & stat.S_ISVTX and os.geteuid() not in (held.st_uid, entry.st_uid):
+                reason += (
+                    f": {folder!r} is a sticky folder (mode {stat.S_IMODE(held.st_mode):o}),"
+                    f" where only the owner of an entry (here user {entry.st_uid}) or of the"
+                    " folder may replace it"
+                )
+    return type(error)(error.errno, f"cannot be replaced ({reason}); it is unchanged", target)
 
 
 #: A temporary file that no process holds locked counts as abandoned only once it is this old:
@@ -330,7 +357,7 @@ def atomic_file(path: str | os.PathLike[str] | Endpoint) -> Iterator[BinaryIO]:
                 yield file
                 file.flush()
                 descriptor = file.fileno()
-                keep_owner(
+                owner_not_kept = keep_owner(
                     lambda uid, gid: os.fchown(descriptor, uid, gid),
                     os.fstat(descriptor),
                     owner,
@@ -339,7 +366,10 @@ def atomic_file(path: str | os.PathLike[str] | Endpoint) -> Iterator[BinaryIO]:
                 os.fchmod(descriptor, mode)  # after fchown, which clears set-user-ID bits
                 os.fsync(file.fileno())
             _refuse_folder(_stat(target), path)  # again: it may have become a FIFO or device
-            os.replace(temporary, name, src_dir_fd=folder_fd, dst_dir_fd=folder_fd)
+            try:
+                os.replace(temporary, name, src_dir_fd=folder_fd, dst_dir_fd=folder_fd)
+            except OSError as exc:  # (a sticky folder, a read-only one): named as OUT
+                raise replacement_error(exc, target) from None
         except BaseException as error:
             if owned:
                 with contextlib.suppress(FileNotFoundError):
@@ -351,3 +381,4 @@ def atomic_file(path: str | os.PathLike[str] | Endpoint) -> Iterator[BinaryIO]:
             os.fsync(folder_fd)  # the rename is durable only once the folder is on disk
     finally:
         os.close(folder_fd)
+    warn_owner_not_kept(owner_not_kept)  # only now: the replacement is in place

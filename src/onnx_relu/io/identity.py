@@ -225,7 +225,7 @@ def refuse_overlap(source: Endpoint, destination: Endpoint, *, hint: str = "") -
             if same_object(found, dst):
                 raise FileArgumentError(
                     f"{out} holds {ins} (as {folder!r}): replacing {destination.what} would"
-                    f" delete {source.what}; name a {destination.what} outside it"
+                    f" delete {source.what}; choose a {destination.what} outside it"
                 )
     if not destination.is_stdio and src is not None and stat.S_ISDIR(src.st_mode):
         # Written through a link (see io.atomic), and its temporary made in its folder.
@@ -233,5 +233,5 @@ def refuse_overlap(source: Endpoint, destination: Endpoint, *, hint: str = "") -
             if same_object(found, src):
                 raise FileArgumentError(
                     f"{out} is inside {ins} (in {folder!r}): writing {destination.what} would"
-                    f" change {source.what}; name a {destination.what} outside it"
+                    f" change {source.what}; choose a {destination.what} outside it"
                 )

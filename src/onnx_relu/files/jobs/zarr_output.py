@@ -26,6 +26,7 @@ from ...io.atomic import (
     shortened_name,
     split_destination,
     temporary_name,
+    warn_owner_not_kept,
 )
 
 __all__ = [
@@ -40,21 +41,23 @@ __all__ = [
 ]
 
 
-def _keep_tree_owner(root: str, owner: tuple[int, int] | None, path: str) -> None:
-    """:func:`_keep_owner` for a replacement folder: the folder and everything in it."""
+def _keep_tree_owner(root: str, owner: tuple[int, int] | None, path: str) -> str | None:
+    """:func:`keep_owner` for a replacement folder: the folder and everything in it. Returns
+    the warning to give once the folder is in place (or None)."""
     if owner is None:
-        return
+        return None
     current = os.lstat(root)
     if (current.st_uid, current.st_gid) == owner:
-        return
-    keep_owner(lambda uid, gid: os.lchown(root, uid, gid), current, owner, path)
+        return None
+    lost = keep_owner(lambda uid, gid: os.lchown(root, uid, gid), current, owner, path)
     uid, gid = (owner[0], owner[1]) if os.lstat(root).st_uid == owner[0] else (-1, owner[1])
     if os.lstat(root).st_gid != owner[1]:
-        return  # not even the group could be set: said once already
+        return lost  # not even the group could be set: said once
     for folder, subfolders, files in os.walk(root):
         for entry in (*subfolders, *files):
             with contextlib.suppress(OSError):
                 os.lchown(os.path.join(folder, entry), uid, gid)
+    return lost
 
 
 def _fsync_tree(root: str) -> None:
@@ -259,7 +262,7 @@ def atomic_directory(
             release()
         if sync_tree is not None:
             sync_tree(temporary)
-        _keep_tree_owner(temporary, owner, target)
+        owner_not_kept = _keep_tree_owner(temporary, owner, target)
         os.chmod(temporary, mode)
         if os.path.lexists(target):
             aside = temporary_name(folder, f"{name}.old")
@@ -277,3 +280,4 @@ def atomic_directory(
             discard_folder(temporary, folder, name)
         raise
     fsync_folder(folder)
+    warn_owner_not_kept(owner_not_kept)  # only now: the new store is in place
