@@ -11,7 +11,6 @@ import os
 import signal
 import stat
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -290,9 +289,7 @@ def apply_in_process(folder: Path, capfd, *args: str) -> tuple[int, str]:
     return status, capfd.readouterr().err
 
 
-def test_a_user_who_cannot_replace_out_in_a_sticky_folder_is_told_the_truth(
-    shared_folder, capfd
-):
+def test_a_user_who_cannot_replace_out_in_a_sticky_folder_is_told_the_truth(shared_folder, capfd):
     """User nobody runs ``apply sticky/x.npy sticky/y.npy``, ``y.npy`` root's (mode 666) in a
     mode-1777 folder: the command refuses before writing, in one line naming OUT and saying it
     is unchanged, and no Python warning text; ``relu_file`` (which does not check first) fails

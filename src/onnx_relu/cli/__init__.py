@@ -175,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _main(argv: list[str]) -> int:
     from . import bench, demo
-    from ._common import broken_pipe, fail, interrupted_outside_work
+    from ._common import broken_pipe, interrupted_outside_work
 
     try:
         if argv[:1] == ["bench"]:

@@ -158,8 +158,11 @@ def open_classified_fd(endpoint: Endpoint, flags: int) -> int:
 
 def open_classified(endpoint: Endpoint, mode: str = "rb") -> BinaryIO:
     """:func:`open_classified_fd` as a buffered binary file: ``mode`` ``"rb"`` or ``"r+b"``."""
-    flags = {"rb": os.O_RDONLY, "r+b": os.O_RDWR}[mode]
-    return os.fdopen(open_classified_fd(endpoint, flags), mode)
+    if mode == "rb":
+        return os.fdopen(open_classified_fd(endpoint, os.O_RDONLY), "rb")
+    if mode == "r+b":
+        return os.fdopen(open_classified_fd(endpoint, os.O_RDWR), "r+b")
+    raise ValueError(f"mode must be 'rb' or 'r+b', got {mode!r}")
 
 
 # --- IN and OUT: one object, or one inside the other ---------------------------------------------
@@ -182,8 +185,10 @@ def _folders_above(path: str) -> list[tuple[str, os.stat_result]]:
 
 
 def _named(endpoint: Endpoint) -> str:
-    return f"{endpoint.what} ({endpoint.label})" if endpoint.is_stdio else (
-        f"{endpoint.what} {endpoint.label}"
+    return (
+        f"{endpoint.what} ({endpoint.label})"
+        if endpoint.is_stdio
+        else (f"{endpoint.what} {endpoint.label}")
     )
 
 
@@ -225,7 +230,7 @@ def refuse_overlap(source: Endpoint, destination: Endpoint, *, hint: str = "") -
             if same_object(found, dst):
                 raise FileArgumentError(
                     f"{out} holds {ins} (as {folder!r}): replacing {destination.what} would"
-                    f" delete {source.what}; choose a {destination.what} outside it"
+                    f" delete {source.what}; choose another {destination.what} outside it"
                 )
     if not destination.is_stdio and src is not None and stat.S_ISDIR(src.st_mode):
         # Written through a link (see io.atomic), and its temporary made in its folder.
@@ -233,5 +238,5 @@ def refuse_overlap(source: Endpoint, destination: Endpoint, *, hint: str = "") -
             if same_object(found, src):
                 raise FileArgumentError(
                     f"{out} is inside {ins} (in {folder!r}): writing {destination.what} would"
-                    f" change {source.what}; choose a {destination.what} outside it"
+                    f" change {source.what}; choose another {destination.what} outside it"
                 )
