@@ -371,3 +371,52 @@ def test_open_classified_opens_an_unchanged_path_blocking(tmp_path):
         assert os.get_blocking(file.fileno())
         assert file.read() == (tmp_path / "x.npy").read_bytes()
     refuse_overlap(endpoint, Endpoint.output(tmp_path / "y.npy", "OUT"))  # no refusal
+
+
+@pytest.mark.parametrize("swap", ["another-store", "symlink", "removed"])
+def test_a_zarr_store_swapped_after_it_is_classified_is_refused_before_the_job(
+    tmp_path, monkeypatch, swap
+):
+    """IN of a Zarr job (read later by zarr, by path, on the workers) replaced by another
+    store, a symbolic link to one, or removed after the plan classified it: the job refuses
+    before any Dask work; OUT is not created."""
+    from onnx_relu.files.plan import plan_apply
+
+    make_store(tmp_path / "x.zarr")
+    make_store(tmp_path / "decoy.zarr")
+
+    def change(path: Path) -> None:
+        os.rename(path, tmp_path / "old.zarr")
+        if swap == "another-store":
+            os.rename(tmp_path / "decoy.zarr", path)
+        elif swap == "symlink":
+            os.symlink("decoy.zarr", path)
+
+    swap_after_classifying(monkeypatch, tmp_path / "x.zarr", change)
+    with plan_apply(tmp_path / "x.zarr", tmp_path / "y.zarr", dask=True) as plan:
+        error = within(20, plan.run)
+    assert isinstance(error, UnsupportedPathError), repr(error)
+    expected = {
+        "another-store": "now it is another folder",
+        "symlink": "now it is a symbolic link",
+        "removed": "now it is gone",
+    }[swap]
+    assert "changed after it was checked (it was a folder, " + expected in str(error), str(error)
+    assert not (tmp_path / "y.zarr").exists()
+
+
+def test_legalize_never_replaces_its_model(tmp_path):
+    """``legalize m.onnx OUT`` with OUT the model by any path (its name, a link): exit 2, one
+    line naming both, the model unchanged."""
+    pytest.importorskip("onnx")
+    import onnx
+
+    from tests.support.onnx_models import relu_model
+
+    onnx.save(relu_model("float32", 14), tmp_path / "m.onnx")
+    os.symlink("m.onnx", tmp_path / "link.onnx")
+    before = folder_state(tmp_path)
+    for out in ("m.onnx", "link.onnx"):
+        done = run_cli("legalize", "m.onnx", out, cwd=tmp_path)
+        assert_cli_error(done, 2, f"OUT {out!r} is MODEL 'm.onnx' itself (the same regular file")
+        assert folder_state(tmp_path) == before

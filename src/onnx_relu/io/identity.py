@@ -48,7 +48,14 @@ TYPE_CHECKING = False  # (not typing's: importing typing costs the command line'
 if TYPE_CHECKING:
     from typing import BinaryIO
 
-__all__ = ["same_object", "identity_of", "open_classified", "open_classified_fd", "refuse_overlap"]
+__all__ = [
+    "same_object",
+    "identity_of",
+    "open_classified",
+    "open_classified_fd",
+    "require_unchanged",
+    "refuse_overlap",
+]
 
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -163,6 +170,31 @@ def open_classified(endpoint: Endpoint, mode: str = "rb") -> BinaryIO:
     if mode == "r+b":
         return os.fdopen(open_classified_fd(endpoint, os.O_RDWR), "r+b")
     raise ValueError(f"mode must be 'rb' or 'r+b', got {mode!r}")
+
+
+def require_unchanged(endpoint: Endpoint) -> None:
+    """Refuse ``endpoint`` if what its path names now is not what was classified (device,
+    inode and type; a path that was no link must still be none): for what is read by path
+    later, by another library (a Zarr store, read by zarr on the workers).
+
+    Raises
+    ------
+    UnsupportedPathError
+        as :func:`open_classified_fd`.
+    """
+    if endpoint.is_stdio or endpoint.stat is None:
+        return
+    try:
+        found = os.stat(endpoint.path) if endpoint.is_link else os.lstat(endpoint.path)
+    except FileNotFoundError:
+        raise _changed(endpoint, "now it is gone") from None
+    expected = endpoint.stat
+    if same_object(found, expected) and stat.S_IFMT(found.st_mode) == stat.S_IFMT(expected.st_mode):
+        return
+    kind = _kind_word(found)
+    raise _changed(
+        endpoint, f"now it is {'another' if kind == _kind_word(expected) else 'a'} {kind}"
+    )
 
 
 # --- IN and OUT: one object, or one inside the other ---------------------------------------------

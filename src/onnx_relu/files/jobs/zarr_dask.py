@@ -53,7 +53,7 @@ from typing import Any
 from ... import check_dtype, relu
 from ...errors import InvalidTensorFileError
 from ...io.endpoint import Endpoint, absolute_path
-from ...io.identity import refuse_overlap
+from ...io.identity import refuse_overlap, require_unchanged
 from ..progress import Progress
 from .zarr_output import atomic_directory, is_zarr_store
 
@@ -447,7 +447,9 @@ class ZarrJob:
     mode = "dask"
 
     def run(self, progress: Progress | None = None) -> None:
-        """Do the job; ``progress(done_bytes, total_bytes)`` is called as chunks are written."""
+        """Do the job; ``progress(done_bytes, total_bytes)`` is called as chunks are written.
+        IN (read by zarr, by path) must still be the store classified."""
+        require_unchanged(self.source)
         relu_zarr(
             self.source.path,
             self.destination.path,
