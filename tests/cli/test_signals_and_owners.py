@@ -354,3 +354,26 @@ def test_an_owner_not_kept_is_one_warning_line_from_the_command(shared_folder, c
         " (owner 0:0 not kept): only root may give a file to another user"
     ], err
     assert read_tensor(own / "y.npy").tolist() == np.maximum(X, 0).tolist()
+
+
+def test_a_store_that_cannot_be_replaced_in_a_sticky_folder_is_named_and_kept(shared_folder):
+    """The folder writer (a Zarr store, ``atomic_directory``) goes through the same replacement
+    as a file: user nobody cannot replace root's store in a sticky folder, and is told so
+    naming the store, not a temporary; the store is as it was, no temporary remains, and no
+    "was replaced" warning is given."""
+    import warnings
+
+    sticky = shared_folder("sticky", 0o1777)
+    store = sticky / "y.zarr"
+    store.mkdir()
+    (store / "zarr.json").write_text('{"old": 1}')
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with as_nobody(), pytest.raises(PermissionError) as raised:
+            with atomic_directory(store) as temporary:
+                Path(temporary, "zarr.json").write_text('{"new": 1}')
+    assert caught == []
+    assert str(raised.value).endswith(f"; it is unchanged: {str(store)!r}"), str(raised.value)
+    assert "is a sticky folder (mode 1777)" in str(raised.value)
+    assert sorted(os.listdir(sticky)) == ["y.zarr"]
+    assert (store / "zarr.json").read_text() == '{"old": 1}'
