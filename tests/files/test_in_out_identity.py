@@ -238,6 +238,10 @@ def test_refuse_overlap_takes_standard_output_for_dash(tmp_path):
         os.close(fd)
     done.assert_one_line_failure(2, "OUT (standard output) is IN (standard input) itself")
     assert folder_state(tmp_path) == before
+    # /dev/null as both is no loop (its reads and writes are unrelated): judged as usual.
+    with open(os.devnull, "r+b") as null:
+        done = run_plain(("apply", "-", "-"), stdin=null.fileno(), stdout=null.fileno())
+    done.assert_one_line_failure(2, "cannot tell the tensor format of standard input: it is empty")
 
 
 # --- 2: a path swapped between its classification and its opening -------------------------------

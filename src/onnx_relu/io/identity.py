@@ -216,6 +216,21 @@ def _folders_above(path: str) -> list[tuple[str, os.stat_result]]:
             pass
 
 
+#: Linux's terminal device numbers: virtual consoles and serial lines (4), /dev/tty and the
+#: console (5), pseudo-terminals (136-143).
+_TERMINAL_MAJORS = frozenset({4, 5, *range(136, 144)})
+
+
+def _harmless_device(found: os.stat_result | None) -> bool:
+    """A character device other than a terminal (``/dev/null``): reading it and writing it
+    are unrelated, so being both IN and OUT changes nothing."""
+    return (
+        found is not None
+        and stat.S_ISCHR(found.st_mode)
+        and os.major(found.st_rdev) not in _TERMINAL_MAJORS
+    )
+
+
 def _named(endpoint: Endpoint) -> str:
     return (
         f"{endpoint.what} ({endpoint.label})"
@@ -230,7 +245,8 @@ def refuse_overlap(source: Endpoint, destination: Endpoint, *, hint: str = "") -
     Compared by identity (device and inode), so that any path reaching the same object counts:
     a symbolic or hard link, a bind mount, ``/proc/self/fd/N``, ``/dev/stdin`` (``-`` stands
     for the standard descriptor it names). Refused: the destination IS the source (a file, a
-    pipe, a FIFO, a terminal, a folder); the destination is a folder that holds the source
+    pipe, a FIFO, a terminal, a folder; not a device such as ``/dev/null``, whose reads and
+    writes are unrelated); the destination is a folder that holds the source
     (replacing it would delete the source); the source is a folder that holds the destination
     (writing it would add to the source). ``hint`` is added to the first message (e.g. how to
     rewrite the source in place).
@@ -242,7 +258,7 @@ def refuse_overlap(source: Endpoint, destination: Endpoint, *, hint: str = "") -
     """
     src, dst = identity_of(source), identity_of(destination)
     ins, out = _named(source), _named(destination)
-    if same_object(src, dst):
+    if same_object(src, dst) and not _harmless_device(dst):
         assert dst is not None
         via = ""
         if not (source.is_stdio or destination.is_stdio) and os.path.abspath(
