@@ -347,7 +347,8 @@ def run_guarded(
     int
         ``work``'s status; 2 for the user's errors (:data:`USER_ERRORS`), 1 for a failure of
         the job (OSError, MemoryError, a missing optional package), 128 + N when stopped by
-        signal N.
+        signal N, :data:`EXIT_BROKEN_PIPE` (141, nothing said) when standard output's reader
+        went away.
     """
     try:
         with signals_raise_interrupted():
