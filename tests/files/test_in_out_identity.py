@@ -424,3 +424,38 @@ def test_legalize_never_replaces_its_model(tmp_path):
         done = run_cli("legalize", "m.onnx", out, cwd=tmp_path)
         assert_cli_error(done, 2, f"OUT {out!r} is MODEL 'm.onnx' itself (the same regular file")
         assert folder_state(tmp_path) == before
+
+
+@pytest.mark.parametrize("engine", ["onnx-relu", "onnxruntime"])
+def test_run_never_writes_an_output_over_its_input(tmp_path, engine):
+    """``run m.onnx -i X=o/Y.npy -o o``, whose output Y would be written over its own input
+    (by its name or through a link): exit 2 before the model runs, one line naming both; the
+    input unchanged."""
+    pytest.importorskip("onnx")
+    if engine == "onnxruntime":
+        pytest.importorskip("onnxruntime")
+    import onnx
+    from onnx import TensorProto, helper
+
+    node = helper.make_node("Relu", ["X"], ["Y"])
+    graph = helper.make_graph(
+        [node],
+        "g",
+        [helper.make_tensor_value_info("X", TensorProto.FLOAT, [12])],
+        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [12])],
+    )
+    onnx.save(
+        helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)]), tmp_path / "m.onnx"
+    )
+    (tmp_path / "o").mkdir()
+    write_tensor(tmp_path / "o" / "Y.npy", X)
+    os.symlink("o/Y.npy", tmp_path / "x.npy")
+    before = folder_state(tmp_path)
+    for given in ("o/Y.npy", "x.npy"):
+        done = run_cli(
+            "run", "m.onnx", "--engine", engine, "-i", f"X={given}", "-o", "o", cwd=tmp_path
+        )
+        assert_cli_error(
+            done, 2, f"output file 'o/Y.npy' is input file {given!r} itself (the same regular file"
+        )
+        assert folder_state(tmp_path) == before
