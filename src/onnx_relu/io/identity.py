@@ -12,6 +12,8 @@ it), and two different names can reach one object (a symbolic or hard link, a bi
   classification found none (``O_NOFOLLOW``), and compares the opened descriptor's ``fstat``
   with the classification; a change is refused in one line
   (:class:`~onnx_relu.errors.UnsupportedPathError`) before a byte is read.
+  :func:`require_unchanged` asks the same of a path another library opens later by name (a
+  Zarr store, read by zarr on the Dask workers).
 - :func:`refuse_overlap` refuses, before anything is opened, an OUT that is IN (the same
   file, pipe, FIFO, terminal or folder, by any path), that contains IN (replacing it would
   delete IN: ``apply g.zarr/x.zarr g.zarr --dask``) or that lies inside IN (writing it would
