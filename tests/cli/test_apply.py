@@ -16,7 +16,7 @@ import onnx_relu
 from onnx_relu import read_tensor, write_tensor
 from onnx_relu.cli._progress_bar import progress_bar
 from onnx_relu.files import relu_file
-from tests.support.cli import MODULE, SCRIPT, folder_state, run_cli
+from tests.support.cli import MODULE, SCRIPT, assert_cli_error, folder_state, run_cli
 from tests.support.dtypes import TYPE_NAMES, relu_type
 from tests.support.oracle import expected_relu, same_bits
 from tests.support.values import mixed_values
@@ -100,14 +100,18 @@ def test_apply_in_place(tmp_path):
     assert os.listdir(tmp_path) == ["x.npy"]
 
 
-def test_apply_replaces_out_and_may_write_over_in(tmp_path):
+def test_apply_replaces_out_and_never_writes_over_in(tmp_path):
+    """OUT is replaced; OUT equal to IN is refused (IN is never changed), pointing at
+    --in-place."""
     x = tensor("int32")
     write_tensor(tmp_path / "x.npy", x)
     write_tensor(tmp_path / "y.npy", np.arange(5.0))
     assert run_cli("apply", tmp_path / "x.npy", tmp_path / "y.npy").returncode == 0
     assert same_bits(read_tensor(tmp_path / "y.npy"), expected_relu(x))
-    assert run_cli("apply", tmp_path / "x.npy", tmp_path / "x.npy").returncode == 0
-    assert same_bits(read_tensor(tmp_path / "x.npy"), expected_relu(x))
+    before = (tmp_path / "x.npy").read_bytes()
+    done = run_cli("apply", tmp_path / "x.npy", tmp_path / "x.npy")
+    assert_cli_error(done, 2, "(or --in-place to rewrite IN itself)")
+    assert (tmp_path / "x.npy").read_bytes() == before
     assert sorted(os.listdir(tmp_path)) == ["x.npy", "y.npy"]
 
 

@@ -5,12 +5,14 @@ mode (tests that give files to another user run as root, as CI does)."""
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import signal
 import stat
 import subprocess
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -223,3 +225,155 @@ def test_an_owner_the_process_may_not_set_is_said_in_one_warning(tmp_path, monke
         with atomic_file(out) as file:
             file.write(b"new")
     assert out.read_bytes() == b"new"
+
+
+# --- issue 35, item 4: what a user who cannot replace OUT is told ---------------------------------
+#
+# Run as user ``nobody`` inside this process (``seteuid``, undone after the call): the
+# interpreter may live where nobody cannot read it (root's home), so a child process run as
+# nobody cannot always start. Each call is made once as root first, so that every module it
+# imports is loaded before the user changes.
+
+NOBODY = 65534
+
+
+@contextlib.contextmanager
+def as_nobody() -> Iterator[None]:
+    """This process's effective user and group are ``nobody`` inside the block."""
+    os.setegid(NOBODY)
+    os.seteuid(NOBODY)
+    try:
+        yield
+    finally:
+        os.seteuid(0)
+        os.setegid(0)
+
+
+@pytest.fixture
+def shared_folder():
+    """A folder under /tmp that user ``nobody`` can reach (pytest's own is root's, mode 700):
+    yields a function that makes a subfolder of the given mode and owner."""
+    import shutil
+    import tempfile
+
+    if os.geteuid() != 0:
+        pytest.skip("acting as another user needs root")
+    top = Path(tempfile.mkdtemp(prefix="onnx-relu-owners-", dir="/tmp"))
+    os.chmod(top, 0o755)
+
+    def make(name: str, mode: int, owner: int = 0) -> Path:
+        folder = top / name
+        folder.mkdir()
+        os.chown(folder, owner, owner)
+        os.chmod(folder, mode)
+        return folder
+
+    try:
+        yield make
+    finally:
+        shutil.rmtree(top)
+
+
+def apply_in_process(folder: Path, capfd, *args: str) -> tuple[int, str]:
+    """``onnx-relu apply ARGS`` run by :func:`onnx_relu.cli.main` in ``folder``: its status
+    and standard error."""
+    from onnx_relu.cli import main
+
+    capfd.readouterr()
+    previous = os.getcwd()
+    os.chdir(folder)
+    try:
+        status = main(["apply", *args])
+    finally:
+        os.chdir(previous)
+    return status, capfd.readouterr().err
+
+
+def test_a_user_who_cannot_replace_out_in_a_sticky_folder_is_told_the_truth(shared_folder, capfd):
+    """User nobody runs ``apply sticky/x.npy sticky/y.npy``, ``y.npy`` root's (mode 666) in a
+    mode-1777 folder: the command refuses before writing, in one line naming OUT and saying it
+    is unchanged, and no Python warning text; ``relu_file`` (which does not check first) fails
+    at the rename with an error naming OUT, not the removed temporary, and no "was replaced"
+    warning. OUT, its owner and the folder are as before."""
+    import warnings
+
+    from onnx_relu.files import relu_file
+
+    warm = shared_folder("warm", 0o755)
+    write_tensor(warm / "x.npy", X)
+    assert apply_in_process(warm, capfd, "x.npy", "y.npy") == (0, "")
+    sticky = shared_folder("sticky", 0o1777)
+    write_tensor(sticky / "x.npy", X)
+    (sticky / "y.npy").write_bytes(b"root's")
+    os.chmod(sticky / "y.npy", 0o666)
+    os.chmod(sticky / "x.npy", 0o644)
+    before = sorted(os.listdir(sticky))
+    with as_nobody():
+        status, err = apply_in_process(sticky, capfd, "x.npy", "y.npy")
+    assert status == 2, err
+    assert err.splitlines() == [
+        "onnx-relu apply: error: cannot replace OUT 'y.npy': it is user 0's, in the sticky"
+        f" folder {str(sticky)!r} (mode 1777), where only the owner of an entry or of the folder"
+        " may replace it; OUT left unchanged"
+    ], err
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with as_nobody(), pytest.raises(PermissionError) as raised:
+            relu_file(sticky / "x.npy", sticky / "y.npy")
+    assert caught == []  # no "was replaced" warning
+    assert str(raised.value) == (
+        f"[Errno 1] cannot be replaced (Operation not permitted: {str(sticky)!r} is a sticky"
+        " folder (mode 1777), where only the owner of an entry (here user 0) or of the folder"
+        f" may replace it); it is unchanged: {str(sticky / 'y.npy')!r}"
+    ), str(raised.value)
+    assert (sticky / "y.npy").read_bytes() == b"root's"
+    assert os.stat(sticky / "y.npy")[4:6] == (0, 0)
+    assert sorted(os.listdir(sticky)) == before  # no temporary left
+
+
+def test_an_owner_not_kept_is_one_warning_line_from_the_command(shared_folder, capfd):
+    """User nobody replaces root's ``y.npy`` in a folder of its own: the file is replaced
+    (exit 0) and the owner it could not keep is said in one ``onnx-relu: warning:`` line,
+    after the replacement, with none of Python's warning display."""
+    import warnings
+
+    warm = shared_folder("warm", 0o755)
+    write_tensor(warm / "x.npy", X)
+    assert apply_in_process(warm, capfd, "x.npy", "y.npy") == (0, "")
+    own = shared_folder("own", 0o755, NOBODY)
+    write_tensor(own / "x.npy", X)
+    (own / "y.npy").write_bytes(b"root's")
+    os.chmod(own / "y.npy", 0o644)
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")  # (as a fresh process shows it)
+        with as_nobody():
+            status, err = apply_in_process(own, capfd, "x.npy", "y.npy")
+    assert status == 0, err
+    assert err.splitlines() == [
+        f"onnx-relu: warning: {str(own / 'y.npy')!r} was replaced by a file of user {NOBODY}"
+        " (owner 0:0 not kept): only root may give a file to another user"
+    ], err
+    assert read_tensor(own / "y.npy").tolist() == np.maximum(X, 0).tolist()
+
+
+def test_a_store_that_cannot_be_replaced_in_a_sticky_folder_is_named_and_kept(shared_folder):
+    """The folder writer (a Zarr store, ``atomic_directory``) goes through the same replacement
+    as a file: user nobody cannot replace root's store in a sticky folder, and is told so
+    naming the store, not a temporary; the store is as it was, no temporary remains, and no
+    "was replaced" warning is given."""
+    import warnings
+
+    sticky = shared_folder("sticky", 0o1777)
+    store = sticky / "y.zarr"
+    store.mkdir()
+    (store / "zarr.json").write_text('{"old": 1}')
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with as_nobody(), pytest.raises(PermissionError) as raised:
+            with atomic_directory(store) as temporary:
+                Path(temporary, "zarr.json").write_text('{"new": 1}')
+    assert caught == []
+    assert str(raised.value).endswith(f"; it is unchanged: {str(store)!r}"), str(raised.value)
+    assert "is a sticky folder (mode 1777)" in str(raised.value)
+    assert sorted(os.listdir(sticky)) == ["y.zarr"]
+    assert (store / "zarr.json").read_text() == '{"old": 1}'

@@ -204,3 +204,115 @@ def test_fuzz_pb_reader(fuzz_folder, content):
     src.unlink()
     assert again.dtype == array.dtype and again.shape == array.shape
     assert again.tobytes() == array.tobytes()
+
+
+# --- the races of issue 35: a path swapped after its check, OUT reaching IN -------------------
+
+_RACE_X = np.arange(-5, 7, dtype=np.float32)
+
+
+def _swap(kind: str, path: Path) -> None:
+    """Replace ``path`` (a file IN) by what ``kind`` names, as another process would."""
+    if kind == "fifo":
+        path.unlink()
+        os.mkfifo(path)
+    elif kind == "symlink":
+        path.unlink()
+        path.symlink_to("decoy.npy")
+    elif kind == "other":
+        os.replace(path.with_name("spare.npy"), path)
+    elif kind == "removed":
+        path.unlink()
+
+
+def _make_out(relation: str, folder: Path, fd: int) -> Path:
+    """OUT for ``relation`` to IN (``folder/x.npy``, open at ``fd``)."""
+    if relation == "same":
+        return folder / "x.npy"
+    if relation == "symlink":
+        (folder / "out.npy").symlink_to("x.npy")
+        return folder / "out.npy"
+    if relation == "hardlink":
+        os.link(folder / "x.npy", folder / "out.npy")
+        return folder / "out.npy"
+    if relation == "proc-fd":
+        return Path(f"/proc/self/fd/{fd}")
+    return folder / "out.npy"  # a sibling
+
+
+@examples(0.5)
+@given(
+    swap=st.sampled_from(["none", "fifo", "symlink", "other", "removed"]),
+    relation=st.sampled_from(["sibling", "same", "symlink", "hardlink", "proc-fd"]),
+    entry=st.sampled_from(["relu_file", "in_place", "read_tensor"]),
+)
+def test_fuzz_races_between_check_and_open(fuzz_folder, swap, relation, entry):
+    """IN swapped (or not) between its classification and its opening, and OUT related to IN
+    in any way: the call ends within seconds; it succeeds only where nothing changed and OUT
+    is not IN; otherwise it raises a documented error. The original IN's bytes (held by a hard
+    link of the test's own), the decoy a swapped link points to, and the folder's other files
+    stay as they were, and no temporary remains."""
+    import tempfile
+    import threading
+
+    from onnx_relu.errors import FileArgumentError, UnsupportedPathError
+    from onnx_relu.io import endpoint as _endpoint
+
+    folder = Path(tempfile.mkdtemp(dir=fuzz_folder))
+    x = folder / "x.npy"
+    write_tensor(x, _RACE_X)
+    original = x.read_bytes()
+    os.link(x, folder / "kept-original")
+    write_tensor(folder / "decoy.npy", -_RACE_X)
+    write_tensor(folder / "spare.npy", _RACE_X * 2)
+    decoy = (folder / "decoy.npy").read_bytes()
+    fd = os.open(x, os.O_RDONLY)
+    out = _make_out(relation, folder, fd) if entry == "relu_file" else None
+    classify, pending = _endpoint._classify, [swap]
+
+    def swapping(name: str):  # type: ignore[no-untyped-def]
+        result = classify(name)
+        if pending and os.path.abspath(name) == str(x):
+            _swap(pending.pop(), x)
+        return result
+
+    call = {
+        "relu_file": lambda: relu_file(x, out),
+        "in_place": lambda: relu_file(x, in_place=True),
+        "read_tensor": lambda: read_tensor(x),
+    }[entry]
+    outcome: list[BaseException | None] = []
+
+    def run() -> None:
+        try:
+            call()
+        except BaseException as exc:  # noqa: BLE001 - judged below
+            outcome.append(exc)
+        else:
+            outcome.append(None)
+
+    _endpoint._classify = swapping
+    try:
+        thread = threading.Thread(target=run, daemon=True)
+        thread.start()
+        thread.join(20)
+    finally:
+        _endpoint._classify = classify
+        os.close(fd)
+    assert not thread.is_alive(), f"hangs: {swap}, {relation}, {entry}"
+    error = outcome[0]
+    event(f"{type(error).__name__ if error else 'done'}")
+    changed = swap != "none"
+    same = entry == "relu_file" and relation != "sibling"
+    if changed:
+        assert isinstance(error, (UnsupportedPathError, FileArgumentError)), repr(error)
+    elif same:
+        assert isinstance(error, FileArgumentError), repr(error)
+    else:
+        assert error is None, repr(error)
+    if error is None and entry == "relu_file":
+        assert np.array_equal(read_tensor(folder / "out.npy"), np.maximum(_RACE_X, 0))
+    if not (error is None and entry == "in_place"):
+        assert (folder / "kept-original").read_bytes() == original
+    assert (folder / "decoy.npy").read_bytes() == decoy
+    assert not [name for name in os.listdir(folder) if name.endswith(".onnx-relu-tmp")]

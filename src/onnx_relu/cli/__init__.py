@@ -41,6 +41,7 @@ from ._common import (
     PROG,
     HelpFormatter,
     complete_standard_output,
+    warnings_as_lines,
 )
 
 __all__ = ["main", "build_parser", "EXIT_OK", "EXIT_FAILED", "EXIT_USAGE"]
@@ -90,12 +91,14 @@ class _PrintVersion(argparse.Action):
 
 def _print_version(prog: str) -> int:
     """ "PROG VERSION" on standard output: status 0 once written, 1 (one line) if it cannot be."""
-    from ._common import fail
+    from ._common import broken_pipe, fail
 
     if sys.stdout is None:
         return fail(prog, "standard output is closed: the version cannot be written", EXIT_FAILED)
     try:
         sys.stdout.write(f"{prog} {__version__}\n")
+    except BrokenPipeError:
+        return broken_pipe(prog)
     except (OSError, ValueError) as exc:  # unbuffered (PYTHONUNBUFFERED=1): a full disk, a pipe
         return fail(prog, f"cannot write standard output: {exc}", EXIT_FAILED)
     return _flushed(EXIT_OK)
@@ -122,12 +125,14 @@ def _flushed(status: int) -> int:
 
     Python would otherwise flush it at exit, fail on a reader that is gone ("Exception
     ignored ... BrokenPipeError", exit 120) or report success with the output cut."""
-    from ._common import fail
+    from ._common import broken_pipe, fail
 
     if sys.stdout is None:
         return status
     try:
         sys.stdout.flush()
+    except BrokenPipeError:
+        return broken_pipe(PROG)
     except (OSError, ValueError) as exc:
         with contextlib.suppress(OSError):  # nothing left to flush at exit
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
@@ -154,22 +159,23 @@ def main(argv: list[str] | None = None) -> int:
         # one error line, as for any command: an unbuffered stdout may take part of a write.
         with complete_standard_output():
             return _print_version(PROG)
-    try:
-        # The start-up: numpy, the kernel (which applies the ONNX_RELU_* variables) and the
-        # command's modules, most of the command's start-up time.
-        from ..io.streams import hold_closed_standard_streams
+    with warnings_as_lines():  # (the kernel's start-up may warn about ONNX_RELU_* variables)
+        try:
+            # The start-up: numpy, the kernel (which applies the ONNX_RELU_* variables) and
+            # the command's modules, most of the command's start-up time.
+            from ..io.streams import hold_closed_standard_streams
 
-        _subcommands()
-    except KeyboardInterrupt:
-        return _interrupted_during_start_up()
-    hold_closed_standard_streams()  # before any file is opened: see there
-    with complete_standard_output():
-        return _main(argv)
+            _subcommands()
+        except KeyboardInterrupt:
+            return _interrupted_during_start_up()
+        hold_closed_standard_streams()  # before any file is opened: see there
+        with complete_standard_output():
+            return _main(argv)
 
 
 def _main(argv: list[str]) -> int:
     from . import bench, demo
-    from ._common import fail, interrupted_outside_work
+    from ._common import broken_pipe, interrupted_outside_work
 
     try:
         if argv[:1] == ["bench"]:
@@ -180,16 +186,9 @@ def _main(argv: list[str]) -> int:
         except SystemExit as exc:  # argparse exits on --help, --version and usage errors
             return exc.code if isinstance(exc.code, int) else EXIT_USAGE
         handler: Callable[[argparse.Namespace], int] = getattr(args, "handler", demo.run)
-        try:
-            return _flushed(handler(args))
-        except BrokenPipeError:  # a command that prints without run_guarded (the demo)
-            with contextlib.suppress(OSError):
-                os.dup2(os.open(os.devnull, os.O_WRONLY), 1)  # nothing left to flush at exit
-            return fail(
-                PROG,
-                "the reader of the output went away (broken pipe): the output is incomplete",
-                EXIT_FAILED,
-            )
+        return _flushed(handler(args))
+    except BrokenPipeError:  # a command that prints without run_guarded (the demo, bench)
+        return broken_pipe(f"{PROG} bench" if argv[:1] == ["bench"] else PROG)
     except KeyboardInterrupt:
         # Ctrl-C outside a subcommand's guarded work (run_guarded turns signals into
         # Interrupted there, and removes what it was writing): while parsing, importing the

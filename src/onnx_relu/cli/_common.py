@@ -28,6 +28,10 @@ from ..errors import (
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_USAGE = 2
+#: Standard output's reader went away (a broken pipe): the command stops quietly with the status
+#: a shell reports for a program that SIGPIPE ends (coreutils' ``seq 1 1000000 | head -1``),
+#: 128 + SIGPIPE. Not 0: the output is incomplete, and ``set -o pipefail`` can tell.
+EXIT_BROKEN_PIPE = 128 + 13
 
 PROG = "onnx-relu"
 
@@ -95,6 +99,26 @@ def note(line: str) -> None:
         pass  # nowhere left to say it
 
 
+@contextlib.contextmanager
+def warnings_as_lines() -> Iterator[None]:
+    """Inside the block, every Python warning shown is one line ``onnx-relu: warning: TEXT``
+    on standard error (:func:`note`), not Python's two lines naming a source file. The command
+    line runs in it; Python's own display comes back when it ends (a program that calls
+    :func:`onnx_relu.cli.main` keeps its own)."""
+    import warnings
+
+    def show(message: Warning | str, *_args: object, **_kwargs: object) -> None:
+        note(f"{PROG}: warning: {' '.join(str(message).split())}")
+
+    previous = warnings.showwarning
+    warnings.showwarning = show
+    try:
+        yield
+    finally:
+        if warnings.showwarning is show:
+            warnings.showwarning = previous
+
+
 def _descriptor(stream: object) -> int | None:
     try:
         return int(stream.fileno())  # type: ignore[attr-defined]
@@ -103,8 +127,38 @@ def _descriptor(stream: object) -> int | None:
 
 
 class ReportLost(Exception):
-    """Standard output cannot take the report: closed, its reader gone, a full disk or a file
-    size limit (exit status 1)."""
+    """Standard output cannot take the report: closed, a full disk or a file size limit (exit
+    status 1). A reader that went away is a ``BrokenPipeError`` (:func:`reader_gone`)."""
+
+
+def stdout_reader_gone() -> bool:
+    """Whether standard output is a pipe or socket whose reader has gone away (``poll``
+    reports an error or a hang-up on it): a broken pipe there ends the command quietly; one on
+    another output (a FIFO as OUT) is an error."""
+    import select
+
+    try:
+        poller = select.poll()
+        poller.register(1, select.POLLOUT)
+        events = poller.poll(0)
+    except (OSError, ValueError):
+        return False
+    return any(revents & (select.POLLERR | select.POLLHUP) for _fd, revents in events)
+
+
+def reader_gone() -> int:
+    """Standard output's reader went away: return :data:`EXIT_BROKEN_PIPE`, saying nothing.
+
+    Standard output is first pointed at ``/dev/null``, so that what Python still holds for it
+    is flushed there at exit instead of failing ("Exception ignored ... BrokenPipeError")."""
+    with contextlib.suppress(OSError, ValueError):
+        if sys.stdout is not None:
+            with contextlib.suppress(OSError, ValueError):
+                sys.stdout.flush()
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, 1)
+        os.close(null)
+    return EXIT_BROKEN_PIPE
 
 
 def emit(line: str) -> None:
@@ -127,9 +181,7 @@ def emit(line: str) -> None:
         sys.stdout.flush()
         write_all(1, data)
     except BrokenPipeError:
-        raise ReportLost(
-            "standard output was closed by its reader (broken pipe): the report is incomplete"
-        ) from None
+        raise  # the reader went away: the command stops quietly (run_guarded)
     except OSError as exc:
         raise ReportLost(
             f"cannot write the report to standard output ({os_error_text(exc)}): it is incomplete"
@@ -295,7 +347,8 @@ def run_guarded(
     int
         ``work``'s status; 2 for the user's errors (:data:`USER_ERRORS`), 1 for a failure of
         the job (OSError, MemoryError, a missing optional package), 128 + N when stopped by
-        signal N.
+        signal N, :data:`EXIT_BROKEN_PIPE` (141, nothing said) when standard output's reader
+        went away.
     """
     try:
         with signals_raise_interrupted():
@@ -308,11 +361,7 @@ def run_guarded(
     except ReportLost as exc:
         return fail(prog, exc, EXIT_FAILED)
     except BrokenPipeError:
-        return fail(
-            prog,
-            "the reader of the output went away (broken pipe): the output is incomplete",
-            EXIT_FAILED,
-        )
+        return broken_pipe(prog)
     except OSError as exc:
         if job is None or not _is_lost_connection(exc):
             return fail(prog, os_error_text(exc) + after_failure, EXIT_FAILED)
@@ -334,6 +383,19 @@ def run_guarded(
         if job is None:
             raise  # a bug in onnx-relu: keep the traceback
         return fail(prog, f"{job} failed ({type(exc).__name__}: {exc}){after_failure}", EXIT_FAILED)
+
+
+def broken_pipe(prog: str) -> int:
+    """A ``BrokenPipeError`` out of a command: standard output's reader went away (``| head``),
+    which ends the command quietly (:func:`reader_gone`); else the reader of another output (a
+    FIFO as OUT) went away, which is a failure said in one line (exit 1)."""
+    if stdout_reader_gone():
+        return reader_gone()
+    return fail(
+        prog,
+        "the reader of the output went away (broken pipe): the output is incomplete",
+        EXIT_FAILED,
+    )
 
 
 def _is_lost_connection(exc: OSError) -> bool:

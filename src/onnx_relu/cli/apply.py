@@ -36,7 +36,7 @@ data (.npy starts with a magic string) or given by --format; standard output get
 the input's format. .npy to .npy streams in windows, '-' included; .pb is held in memory whole.
 A FIFO as IN is read as a stream once a writer opens it (refused after 1 s without one); a FIFO
 or a character device (/dev/null) as OUT is written through, never replaced; other devices are
-refused. A reader that goes away is exit 1 with one line.
+refused. A reader of standard output that goes away (| head) ends it quietly: status 141.
 
 OUT is written to a temporary file next to it and renamed when complete: an interrupted or
 failed run leaves OUT as it was and never changes IN. --in-place is not atomic, but Relu is

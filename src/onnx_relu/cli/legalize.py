@@ -77,6 +77,9 @@ def run(args: argparse.Namespace) -> int:
         source.require_readable()
         source.require_model_file()
         destination = Endpoint.output(args.output, "OUT", dash_is_stdio=True)
+        from ..io.identity import refuse_overlap
+
+        refuse_overlap(source, destination)  # MODEL is never replaced, by any path
         to_stdout = destination.is_stdio
         if to_stdout:
             refuse_terminal_output("a binary model", "> OUT.onnx")

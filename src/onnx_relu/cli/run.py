@@ -174,13 +174,26 @@ def _output_paths(args: argparse.Namespace, output_names: list[str]) -> list[str
     return paths
 
 
-def _read_inputs(args: argparse.Namespace, required: list[str]) -> dict[str, Any]:
+def _read_inputs(
+    args: argparse.Namespace, required: list[str], outputs: list[str]
+) -> dict[str, Any]:
+    """The input files, read once each is checked, and none of them (nor MODEL) one of the
+    ``outputs`` by any path: writing that output would replace an input (refused before
+    anything is read or run, by identity: :func:`onnx_relu.io.identity.refuse_overlap`)."""
     from ..files import read_tensor
     from ..io.endpoint import Endpoint
+    from ..io.identity import refuse_overlap
 
     files = _parse_run_inputs(args.inputs, required)
+    sources = [Endpoint.input(args.model, "MODEL")]
     for path in files.values():
-        Endpoint.input(path, "input file").require_readable()
+        source = Endpoint.input(path, "input file")
+        source.require_readable()
+        sources.append(source)
+    for output in outputs:
+        destination = Endpoint.output(output, "output file")
+        for source in sources:
+            refuse_overlap(source, destination, hint=" (give -o another folder)")
     return {name: read_tensor(path) for name, path in files.items()}
 
 
@@ -189,7 +202,7 @@ def _run_backend(args: argparse.Namespace) -> tuple[list[str], list[str], list[A
 
     rep = prepare(args.model)
     paths = _output_paths(args, list(rep.output_names))
-    feeds = _read_inputs(args, [graph_input.name for graph_input in rep.required_inputs])
+    feeds = _read_inputs(args, [graph_input.name for graph_input in rep.required_inputs], paths)
     with thread_limit(args.threads):
         return list(rep.output_names), paths, list(rep.run(feeds))
 
@@ -238,7 +251,7 @@ def _run_onnxruntime(args: argparse.Namespace) -> tuple[list[str], list[str], li
                 " writes each output as a tensor file (.npy, .pb)"
             )
     paths = _output_paths(args, output_names)
-    feeds = _read_inputs(args, [graph_input.name for graph_input in session.get_inputs()])
+    feeds = _read_inputs(args, [graph_input.name for graph_input in session.get_inputs()], paths)
     _check_ort_feeds(session, feeds)
     state = onnxruntime.capi.onnxruntime_pybind11_state
     try:

@@ -38,8 +38,10 @@ def relu_file(
     Parameters
     ----------
     src, dst : str or os.PathLike
-        ``.npy`` or ``.pb`` files, in any combination. ``dst`` is replaced atomically; it may
-        be ``src`` itself. Omit ``dst`` with ``in_place=True``.
+        ``.npy`` or ``.pb`` files, in any combination. ``dst`` is replaced atomically; it is
+        never ``src`` itself, by whatever path (a link, a mount): that is refused before
+        anything is written (rewrite ``src`` with ``in_place=True``). Omit ``dst`` with
+        ``in_place=True``.
     opset : int, optional
         The ai.onnx opset whose Relu version decides the allowed types (None: the latest).
     in_place : bool
@@ -57,8 +59,8 @@ def relu_file(
         for unreadable files and unknown suffixes; also for a ``src`` that becomes shorter
         than its header says during the run (``dst`` is then left as it was).
     FileArgumentError
-        (a ``ValueError``) for ``dst`` together with ``in_place=True``, neither of them, or
-        in place on a ``.pb`` file.
+        (a ``ValueError``) for ``dst`` together with ``in_place=True``, neither of them, in
+        place on a ``.pb`` file, or a ``dst`` that is ``src`` by another path.
     OSError
         for files that cannot be read or written; ``dst`` is then left as it was.
 

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, BinaryIO
 from .. import check_dtype
 from ..errors import FileArgumentError, UnsupportedFileFormatError
 from ..io.endpoint import Endpoint, PathKind, absolute_path, refuse_terminal_output
+from ..io.identity import open_classified, refuse_overlap
 from ..io.streams import Prefixed, open_input
 from .jobs import DEFAULT_CHUNK_BYTES as _DEFAULT_WINDOW
 from .jobs.in_place import InPlaceJob
@@ -146,7 +147,9 @@ def plan_apply(
     src, dst : str or os.PathLike
         ``.npy`` or ``.pb`` files in any combination (with ``dask``, Zarr stores named
         ``*.zarr``); with ``dash_is_stdio``, ``"-"`` is standard input (``src``) or output
-        (``dst``). Omit ``dst`` with ``in_place``.
+        (``dst``). Omit ``dst`` with ``in_place``. ``dst`` is never ``src`` itself, a folder
+        holding it or a path inside it, by whatever path (compared by identity:
+        :func:`~onnx_relu.io.identity.refuse_overlap`).
     in_place : bool
         Rewrite ``src`` (a regular ``.npy`` file) instead of writing ``dst``.
     dask : bool
@@ -179,8 +182,8 @@ def plan_apply(
     Raises
     ------
     FileArgumentError
-        (a ``ValueError``) for arguments that do not go together, and with ``check_paths`` for
-        the paths above.
+        (a ``ValueError``) for arguments that do not go together, a ``dst`` that would change
+        ``src``, and with ``check_paths`` for the paths above.
     UnsupportedFileFormatError
         for a name whose suffix names no tensor format, standard input that is not ``.npy``
         without ``stream_format``, and a tensor too large for a ``.pb`` destination.
@@ -224,6 +227,13 @@ def plan_apply(
         None if dst is None else Endpoint.output(dst, names.dst, dash_is_stdio=dash_is_stdio)
     )
     _refuse_combinations(source, destination, in_place, dask, names)
+    if destination is not None:  # by identity, before anything is opened
+        same_file_hint = (
+            f" (or {names.in_place} to rewrite {names.src} itself)"
+            if source.kind is PathKind.REGULAR and not (dask or in_place)
+            else ""
+        )
+        refuse_overlap(source, destination, hint=same_file_hint)
     if dask:
         yield _dask_plan(
             source, destination, in_place, opset, scheduler, stall_timeout, check_paths, names
@@ -325,7 +335,7 @@ def _in_place_plan(
             " encoding cannot be rewritten in place: write the result to a new file instead"
         )
     source.require_rewritable(names.in_place if check_paths else None)
-    with open(source.path, "r+b") as file:
+    with open_classified(source, "r+b") as file:
         header = read_npy_header(file, source.label)
         check_dtype(header.dtype, opset)
         source = source.with_format("npy")

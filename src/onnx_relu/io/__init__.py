@@ -7,6 +7,9 @@
   byte (:func:`~.streams.write_all`), filling a buffer (:func:`~.streams.read_exact`), bytes
   put back in front of a stream (:class:`~.streams.Prefixed`).
 - :mod:`.atomic`: :func:`~.atomic.atomic_file`, how every output file is written.
+- :mod:`.identity`: opening exactly what was classified (:func:`~.identity.open_classified`)
+  and refusing an OUT that would change IN, by device and inode
+  (:func:`~.identity.refuse_overlap`).
 
 Importing any of these imports neither numpy nor the kernel nor an optional package. Their
 public names are re-exported by :mod:`onnx_relu.files` and :mod:`onnx_relu.files.paths`.

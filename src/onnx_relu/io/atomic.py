@@ -26,6 +26,7 @@ import stat
 import time
 import warnings
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 
 from .endpoint import Endpoint, absolute_path
 
@@ -41,9 +42,10 @@ __all__ = [
     "temporary_name",
     "shortened_name",
     "split_destination",
-    "final_mode",
-    "old_owner",
+    "Replacement",
     "keep_owner",
+    "warn_owner_not_kept",
+    "replacement_error",
     "fsync_folder",
 ]
 
@@ -101,23 +103,6 @@ def _umask() -> int:
     return mask
 
 
-def final_mode(path: str, default: int) -> int:
-    """Replacing keeps the old entry's permissions; a new one gets ``default`` less the umask."""
-    try:
-        return stat.S_IMODE(os.stat(path).st_mode)
-    except FileNotFoundError:
-        return default & ~_umask()
-
-
-def old_owner(path: str) -> tuple[int, int] | None:
-    """The owner and group of the entry ``path`` replaces (None: there is none)."""
-    try:
-        status = os.stat(path)
-    except (FileNotFoundError, NotADirectoryError):
-        return None
-    return status.st_uid, status.st_gid
-
-
 def _owner(found: os.stat_result | None) -> tuple[int, int] | None:
     """The owner and group of the entry ``found`` (its ``stat``) is; None: there is none."""
     return None if found is None else (found.st_uid, found.st_gid)
@@ -128,27 +113,52 @@ def keep_owner(
     current: os.stat_result,
     owner: tuple[int, int] | None,
     path: str,
-) -> None:
+) -> str | None:
     """Give the replacement of ``path`` the old entry's ``owner`` and group, as ``sed -i``
-    does: root may set both; another user the group, if a member of it. What the process may
-    not set is said in one warning (the file is then the writer's, as any new file)."""
+    does: root may set both; another user the group, if a member of it. Return what the
+    process may not set, as the text of the one warning to give once the replacement is in
+    place (:func:`warn_owner_not_kept`; the file is then the writer's, as any new file), or
+    None. Nothing is said before: the replacement may still fail."""
     if owner is None or (current.st_uid, current.st_gid) == owner:
-        return
+        return None
     uid, gid = owner
     with contextlib.suppress(PermissionError):
         chown(uid, gid)
-        return
+        return None
     kept_group = False
     with contextlib.suppress(PermissionError):
         chown(-1, gid)
         kept_group = True
     lost = f"group {gid} kept but not owner {uid}" if kept_group else f"owner {uid}:{gid} not kept"
-    warnings.warn(
+    return (
         f"{path!r} was replaced by a file of user {current.st_uid} ({lost}): only root may give"
-        " a file to another user",
-        RuntimeWarning,
-        stacklevel=4,
+        " a file to another user"
     )
+
+
+def warn_owner_not_kept(text: str | None, stacklevel: int = 3) -> None:
+    """The ``RuntimeWarning`` of :func:`keep_owner`'s ``text``, once the replacement is done."""
+    if text is not None:
+        warnings.warn(text, RuntimeWarning, stacklevel=stacklevel + 1)
+
+
+def replacement_error(error: OSError, target: str) -> OSError:
+    """The error of a rename that could not put the new ``target`` in place (the temporary is
+    removed, ``target`` unchanged): it names ``target``, not the temporary, and says why where
+    the folder is sticky (mode 1777, as /tmp: only the owner of an entry, or of the folder,
+    may replace it)."""
+    reason = error.strerror or str(error)
+    if error.errno in (errno.EPERM, errno.EACCES):
+        folder = os.path.dirname(target)
+        with contextlib.suppress(OSError):
+            held, entry = os.stat(folder), os.lstat(target)
+            if held.st_mode & stat.S_ISVTX and os.geteuid() not in (held.st_uid, entry.st_uid):
+                reason += (
+                    f": {folder!r} is a sticky folder (mode {stat.S_IMODE(held.st_mode):o}),"
+                    f" where only the owner of an entry (here user {entry.st_uid}) or of the"
+                    " folder may replace it"
+                )
+    return type(error)(error.errno, f"cannot be replaced ({reason}); it is unchanged", target)
 
 
 #: A temporary file that no process holds locked counts as abandoned only once it is this old:
@@ -223,15 +233,87 @@ def _remove_abandoned_files(folder: str, name: str) -> list[str]:
     return removed
 
 
-def fsync_folder(folder: str) -> None:
-    # The rename is durable only once the folder itself is on disk.
-    fd = os.open(folder, os.O_RDONLY)
+def fsync_folder(folder: str | int) -> None:
+    """Make a rename in ``folder`` (a path, or a descriptor open on it) durable: it is on disk
+    only once the folder itself is."""
+    fd = os.open(folder, os.O_RDONLY) if isinstance(folder, str) else folder
     try:
         os.fsync(fd)
     except OSError:  # some file systems refuse fsync on a folder; the rename still happened
         pass
     finally:
-        os.close(fd)
+        if isinstance(folder, str):
+            os.close(fd)
+
+
+@dataclass(frozen=True)
+class Replacement:
+    """What one atomic write replaces, decided once, for a file (:func:`atomic_file`) and for a
+    folder (:func:`onnx_relu.files.jobs.zarr_output.atomic_directory`) alike: the one
+    implementation of the temporary's name, the new entry's owner and mode, the rename's error
+    and the warning of an owner not kept.
+
+    Attributes
+    ----------
+    target, folder, name : str
+        The destination (a symbolic link is written through: the entry it points to), its
+        folder and its name.
+    temporary : str
+        The temporary's name in ``folder`` (:func:`temporary_name`'s form), chosen before it is
+        created so that a failure at any point after creation finds it and removes it.
+    mode : int
+        The permissions of the new entry: the old one's, or ``default`` less the umask.
+    owner : (int, int) or None
+        The old entry's owner and group (None: there is none).
+    found : os.stat_result or None
+        The old entry's ``stat`` (None: there is none).
+    """
+
+    target: str
+    folder: str
+    name: str
+    temporary: str
+    mode: int
+    owner: tuple[int, int] | None
+    found: os.stat_result | None
+
+    @classmethod
+    def of(cls, path: str | os.PathLike[str] | Endpoint, default_mode: int) -> Replacement:
+        """The replacement of ``path`` (an :class:`~.endpoint.Endpoint`'s classification serves
+        instead of a second look); a new entry gets ``default_mode`` less the umask."""
+        if isinstance(path, Endpoint):  # classified already: its stat serves
+            absolute = absolute_path(path.path)
+            target = os.path.realpath(absolute) if path.is_link else absolute
+            found = path.stat
+        else:
+            target = split_destination(path)[0]
+            found = _stat(target)
+        folder, name = os.path.dirname(target), os.path.basename(target)
+        mode = stat.S_IMODE(found.st_mode) if found is not None else default_mode & ~_umask()
+        return cls(
+            target, folder, name, _temporary_basename(folder, name), mode, _owner(found), found
+        )
+
+    def settle(
+        self,
+        chown: Callable[[int, int], None],
+        chmod: Callable[[int], None],
+        current: os.stat_result,
+    ) -> str | None:
+        """Give the new entry (``current``: its ``stat``) the old one's owner and group
+        (:func:`keep_owner`), then its mode (after ``chown``, which clears set-user-ID bits).
+        Returns the warning to give once it is in place (:func:`warn_owner_not_kept`)."""
+        lost = keep_owner(chown, current, self.owner, self.target)
+        chmod(self.mode)
+        return lost
+
+    def put_in_place(self, rename: Callable[[], None]) -> None:
+        """Run ``rename``, which puts the new entry in place of :attr:`target`; its failure is
+        :func:`replacement_error`'s (naming the target, never the temporary)."""
+        try:
+            rename()
+        except OSError as exc:  # (a sticky folder, a read-only one)
+            raise replacement_error(exc, self.target) from None
 
 
 def split_destination(path: str | os.PathLike[str]) -> tuple[str, str, str]:
@@ -298,18 +380,10 @@ def atomic_file(path: str | os.PathLike[str] | Endpoint) -> Iterator[BinaryIO]:
     >>> sorted(os.listdir(folder))
     ['a.bin']
     """
-    if isinstance(path, Endpoint):  # classified already: its stat serves, none is made again
-        absolute = absolute_path(path.path)
-        target = os.path.realpath(absolute) if path.is_link else absolute
-        found = path.stat
-    else:
-        target = split_destination(path)[0]
-        found = _stat(target)
-    folder, name = os.path.dirname(target), os.path.basename(target)
-    _refuse_folder(found, path)  # os.replace would fail at the end, naming the temporary
+    replacement = Replacement.of(path, 0o666)
+    target, folder, name = replacement.target, replacement.folder, replacement.name
+    _refuse_folder(replacement.found, path)  # os.replace would fail at the end
     _remove_abandoned_files(folder, name)  # else every killed writer's temporary stays
-    mode = stat.S_IMODE(found.st_mode) if found is not None else 0o666 & ~_umask()
-    owner = _owner(found)
     # Everything below is done relative to the folder's descriptor, with short names: the
     # temporary's full path is longer than OUT's, and an OUT near PATH_MAX must be writable.
     folder_fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | _CLOEXEC)
@@ -317,7 +391,7 @@ def atomic_file(path: str | os.PathLike[str] | Endpoint) -> Iterator[BinaryIO]:
         # The name is chosen before the file is created (unlike tempfile.mkstemp), so that an
         # exception raised at any point after creation, even by a signal handler while the
         # creating call returns, finds the name here and removes the file.
-        temporary = _temporary_basename(folder, name)
+        temporary = replacement.temporary
         owned = True  # False once the name turns out to be someone else's file
         try:
             try:
@@ -330,16 +404,16 @@ def atomic_file(path: str | os.PathLike[str] | Endpoint) -> Iterator[BinaryIO]:
                 yield file
                 file.flush()
                 descriptor = file.fileno()
-                keep_owner(
+                owner_not_kept = replacement.settle(
                     lambda uid, gid: os.fchown(descriptor, uid, gid),
+                    lambda mode: os.fchmod(descriptor, mode),
                     os.fstat(descriptor),
-                    owner,
-                    target,
                 )
-                os.fchmod(descriptor, mode)  # after fchown, which clears set-user-ID bits
                 os.fsync(file.fileno())
             _refuse_folder(_stat(target), path)  # again: it may have become a FIFO or device
-            os.replace(temporary, name, src_dir_fd=folder_fd, dst_dir_fd=folder_fd)
+            replacement.put_in_place(
+                lambda: os.replace(temporary, name, src_dir_fd=folder_fd, dst_dir_fd=folder_fd)
+            )
         except BaseException as error:
             if owned:
                 with contextlib.suppress(FileNotFoundError):
@@ -347,7 +421,7 @@ def atomic_file(path: str | os.PathLike[str] | Endpoint) -> Iterator[BinaryIO]:
             if isinstance(error, OSError) and error.filename == temporary:
                 error.filename = os.path.join(folder, temporary)  # name it in full
             raise
-        with contextlib.suppress(OSError):  # some file systems refuse fsync on a folder
-            os.fsync(folder_fd)  # the rename is durable only once the folder is on disk
+        fsync_folder(folder_fd)
     finally:
         os.close(folder_fd)
+    warn_owner_not_kept(owner_not_kept)  # only now: the replacement is in place

@@ -276,7 +276,9 @@ class Endpoint:
         file needs a folder that exists, is a folder and is writable; a folder, block device or
         socket is refused (:meth:`require_output_kind`). ``store=True``: the path is a folder
         (a Zarr store); only its parent folder is checked. A symbolic link is checked where it
-        points (it is written through).
+        points (it is written through). An existing entry in a sticky folder (mode 1777, as
+        /tmp) that neither it nor the folder belongs to this user is refused: the rename that
+        replaces it would fail.
 
         Raises
         ------
@@ -323,6 +325,17 @@ class Endpoint:
             raise FileArgumentError(
                 f"cannot write {what} {path!r}: the folder {folder!r} is not writable"
             )
+        existing = self.stat
+        euid = os.geteuid() if hasattr(os, "geteuid") else 0
+        if existing is not None and folder_mode & stat.S_ISVTX and euid != 0:
+            holder = os.stat(folder).st_uid
+            if euid not in (holder, existing.st_uid):
+                raise FileArgumentError(
+                    f"cannot replace {what} {path!r}: it is user {existing.st_uid}'s, in the"
+                    f" sticky folder {folder!r} (mode {stat.S_IMODE(folder_mode):o}), where only"
+                    f" the owner of an entry or of the folder may replace it; {what} left"
+                    " unchanged"
+                )
 
     def require_model_file(self) -> None:
         """A model is read from a regular file (it may name external data next to it): a FIFO,

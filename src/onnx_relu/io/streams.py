@@ -185,14 +185,20 @@ def open_input(
     The file object's ``regular`` attribute says whether it is a regular file (its size known,
     seekable) or a stream. ``what`` names the path in errors (e.g. "IN").
 
+    A path is opened as what it was classified (:func:`.identity.open_classified`): without
+    blocking, without following a symbolic link put in its place, and refused when it is no
+    longer the object classified.
+
     Raises
     ------
     UnsupportedPathError
-        for a device, a socket, a FIFO that no writer opens in time, or closed standard input.
+        for a device, a socket, a FIFO that no writer opens in time, closed standard input, or
+        a path that changed since it was classified.
     OSError
         as ``open`` does (missing, a folder, no permission).
     """
     from .endpoint import PathKind
+    from .identity import open_classified, open_classified_fd
 
     source = _endpoint(path, what, dash_is_stdio, output=False)
     kind = source.kind
@@ -206,7 +212,7 @@ def open_input(
     elif kind in (PathKind.CHARACTER_DEVICE, PathKind.BLOCK_DEVICE, PathKind.SOCKET):
         raise source.refusal("onnx-relu reads regular files, FIFOs and '-'")
     elif kind is PathKind.FIFO:
-        fd = os.open(source.path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        fd = open_classified_fd(source, os.O_RDONLY)  # non-blocking: see _wait_for_writer
         try:
             prefix = _wait_for_writer(fd, source)
             os.set_blocking(fd, True)
@@ -216,7 +222,7 @@ def open_input(
         file = Prefixed(prefix, open(fd, "rb"))
         regular = False
     else:
-        file = open(source.path, "rb")  # closed below
+        file = open_classified(source)  # closed below
         regular = True
     file.regular = regular
     with file:
@@ -349,8 +355,10 @@ def open_output(
         yield Output(1)
         return
     if kind.is_stream:
+        from .identity import open_classified_fd
+
         try:
-            fd = os.open(destination.path, os.O_WRONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY)
+            fd = open_classified_fd(destination, os.O_WRONLY)  # what was classified, or refused
         except OSError as exc:
             if exc.errno != errno.ENXIO:
                 raise

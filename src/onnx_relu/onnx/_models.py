@@ -32,6 +32,7 @@ from .._extras import extra_needed
 from .._protobuf import PROTOBUF_MESSAGE_LIMIT
 from ..errors import InvalidModelError
 from ..io.endpoint import Endpoint, absolute_path
+from ..io.identity import open_classified
 from ..versions import ReluVersion, version_for_opset
 from ._graph import GraphPath, owner_label, walk
 from ._rules import (
@@ -89,7 +90,7 @@ def load_model(model_or_path: object, *, external_data: bool = True) -> onnx.Mod
         endpoint = model_or_path if isinstance(model_or_path, Endpoint) else Endpoint.of(path)
         endpoint.require_model_file()
         folder = os.path.dirname(absolute_path(path))
-        with open(model_or_path, "rb") as stream:
+        with open_classified(endpoint) as stream:  # what was classified, never blocking
             size = os.fstat(stream.fileno()).st_size
             if size >= PROTOBUF_MESSAGE_LIMIT:  # protobuf would call it corrupt after reading it
                 raise InvalidModelError(

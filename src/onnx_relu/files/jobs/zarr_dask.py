@@ -54,6 +54,7 @@ from ... import check_dtype, relu
 from ..._log import dask_logs_kept_out, logger
 from ...errors import InvalidTensorFileError
 from ...io.endpoint import Endpoint, absolute_path
+from ...io.identity import refuse_overlap, require_unchanged
 from ..progress import Progress
 from .zarr_output import atomic_directory, is_zarr_store
 
@@ -359,6 +360,9 @@ def relu_zarr(
         if ``src`` is not a Zarr array store.
     FileExistsError
         if ``dst`` exists and is not a Zarr store.
+    FileArgumentError
+        if ``dst`` is ``src`` (by any path: a link, a mount), a folder holding it (the Zarr
+        group it is in) or a path inside it; before anything is written.
     ChunkError
         (an :class:`~onnx_relu.errors.InvalidTensorFileError`) if a block of ``src`` cannot be
         read; it names the block, its elements and ``src``.
@@ -370,6 +374,9 @@ def relu_zarr(
     """
     if not stall_timeout > 0:
         raise ValueError(f"stall_timeout must be a number of seconds > 0, got {stall_timeout!r}")
+    # dst is never src, a folder holding it (a Zarr group) or a store inside it, by any path:
+    # replacing it would delete or change src (checked again here for library callers).
+    refuse_overlap(Endpoint.input(src, "src"), Endpoint.output(dst, "dst"))
     delayed, distributed, zarr = _import_dask()
 
     from ._zarr_store import FixedRootStore
@@ -447,7 +454,9 @@ class ZarrJob:
     mode = "dask"
 
     def run(self, progress: Progress | None = None) -> None:
-        """Do the job; ``progress(done_bytes, total_bytes)`` is called as chunks are written."""
+        """Do the job; ``progress(done_bytes, total_bytes)`` is called as chunks are written.
+        IN (read by zarr, by path) must still be the store classified."""
+        require_unchanged(self.source)
         relu_zarr(
             self.source.path,
             self.destination.path,

@@ -1,8 +1,10 @@
 """The output folder of a Zarr job: written under a temporary name and renamed into place, with
 the owner-lock and trash protocol that keeps a stopped Dask job from leaving or recreating it.
 
-:func:`atomic_directory` is :func:`onnx_relu.io.atomic.atomic_file` for a folder: the new store
-is made under a temporary name next to the destination (holding a locked :data:`OWNER_LOCK`
+:func:`atomic_directory` is :func:`onnx_relu.io.atomic.atomic_file` for a folder, through the same
+:class:`~onnx_relu.io.atomic.Replacement` (the temporary's name, the owner and mode kept, the
+rename's error, the one warning): the new store is made under a temporary name next to the
+destination (holding a locked :data:`OWNER_LOCK`
 while its writer lives) and renamed over it when complete; on failure it is renamed away and
 emptied (:func:`discard_folder`), and the temporaries of earlier writers that are gone are
 removed by the next one (:func:`remove_abandoned_temporaries`). Only a missing path or an
@@ -19,13 +21,12 @@ from collections.abc import Callable, Iterator
 
 from ...io.atomic import (
     TEMP_SUFFIX,
-    final_mode,
+    Replacement,
     fsync_folder,
-    keep_owner,
-    old_owner,
     shortened_name,
     split_destination,
     temporary_name,
+    warn_owner_not_kept,
 )
 
 __all__ = [
@@ -40,21 +41,28 @@ __all__ = [
 ]
 
 
-def _keep_tree_owner(root: str, owner: tuple[int, int] | None, path: str) -> None:
-    """:func:`onnx_relu.io.atomic.keep_owner` for a replacement folder: it and all it holds."""
-    if owner is None:
-        return
-    current = os.lstat(root)
-    if (current.st_uid, current.st_gid) == owner:
-        return
-    keep_owner(lambda uid, gid: os.lchown(root, uid, gid), current, owner, path)
-    uid, gid = (owner[0], owner[1]) if os.lstat(root).st_uid == owner[0] else (-1, owner[1])
-    if os.lstat(root).st_gid != owner[1]:
-        return  # not even the group could be set: said once already
+def _settle_tree(root: str, replacement: Replacement) -> str | None:
+    """:meth:`Replacement.settle` for a replacement folder: the folder's owner, group and mode,
+    then the owner and group of everything in it. Returns the warning to give once the folder
+    is in place (or None)."""
+    before = os.lstat(root)
+    lost = replacement.settle(
+        lambda uid, gid: os.lchown(root, uid, gid),
+        lambda mode: os.chmod(root, mode),
+        before,
+    )
+    owner = replacement.owner
+    if owner is None or (before.st_uid, before.st_gid) == owner:
+        return lost  # (everything in it is the writer's, as the folder is)
+    settled = os.lstat(root)
+    if settled.st_gid != owner[1]:
+        return lost  # not even the group could be set: said once
+    uid, gid = (owner[0], owner[1]) if settled.st_uid == owner[0] else (-1, owner[1])
     for folder, subfolders, files in os.walk(root):
         for entry in (*subfolders, *files):
             with contextlib.suppress(OSError):
                 os.lchown(os.path.join(folder, entry), uid, gid)
+    return lost
 
 
 def _fsync_tree(root: str) -> None:
@@ -240,13 +248,12 @@ def atomic_directory(
     """
     import shutil  # here, not at the top: importing the file layer stays fast
 
-    target, folder, name = split_destination(path)
+    replacement = Replacement.of(path, 0o777)  # the one rule of io.atomic, as for a file
+    target, folder, name = replacement.target, replacement.folder, replacement.name
     if store_replacement_refusal(target) is not None:
         raise FileExistsError(f"{target} exists and is not a Zarr store; refusing to replace it")
     remove_abandoned_temporaries(target)  # else every killed or stopped job's store stays
-    mode = final_mode(target, 0o777)
-    owner = old_owner(target)
-    temporary = temporary_name(folder, name)  # named first: see atomic_file
+    temporary = os.path.join(folder, replacement.temporary)  # named first: see atomic_file
     owned = True
     try:
         try:
@@ -259,21 +266,21 @@ def atomic_directory(
             release()
         if sync_tree is not None:
             sync_tree(temporary)
-        _keep_tree_owner(temporary, owner, target)
-        os.chmod(temporary, mode)
+        owner_not_kept = _settle_tree(temporary, replacement)
         if os.path.lexists(target):
             aside = temporary_name(folder, f"{name}.old")
-            os.rename(target, aside)
+            replacement.put_in_place(lambda: os.rename(target, aside))
             try:
-                os.rename(temporary, target)
+                replacement.put_in_place(lambda: os.rename(temporary, target))
             except BaseException:
                 os.rename(aside, target)  # put the old store back before reporting
                 raise
             shutil.rmtree(aside, ignore_errors=True)
         else:
-            os.rename(temporary, target)
+            replacement.put_in_place(lambda: os.rename(temporary, target))
     except BaseException:
         if owned:
             discard_folder(temporary, folder, name)
         raise
     fsync_folder(folder)
+    warn_owner_not_kept(owner_not_kept)  # only now: the new store is in place
