@@ -13,6 +13,7 @@
 #   make tsan      the module built with ThreadSanitizer, the concurrency tests against it (PY=...)
 #   make typecheck mypy --strict over the package and tests/typing
 #   make tables    rewrite the files derived from src/onnx_relu/_spec.py (types and settings)
+#   make cli-docs  rewrite docs/cli.md's help blocks from the command's parsers (80 columns)
 #   make wheel     the manylinux wheel for the .venv's Python in dist/ (built, repaired, checked)
 #   make pythons   the wheel built and tested on CPython 3.11-3.15 and free-threaded 3.13t
 #                  (fresh venvs; the interpreters provided by tools/pythons.sh, see docs/pythons.md)
@@ -50,7 +51,7 @@ CHECK_LOCK = @out=$$($(UV) lock --check --python $(PYTHON) --no-python-downloads
 	*) echo "$$out" >&2 ;; esac; exit 1; }
 
 .PHONY: demo extras test test-quick test-extras lock test-latest test-oldest sanitize tsan typecheck wheel pythons wheel-aarch64 \
-	test-aarch64 sdist fuzz lint docs docs-check install clean tables
+	test-aarch64 sdist fuzz lint docs docs-check install clean tables cli-docs
 
 demo: $(VENV)/.installed
 	$(PY) -m onnx_relu
@@ -86,6 +87,11 @@ tsan: $(VENV)/.installed-test
 # here after an edit of the table; the build and tests/test_tables.py refuse stale ones.
 tables:
 	python3 tools/generate_tables.py
+
+# docs/cli.md shows every command's --help as printed at 80 columns: rewritten here after an
+# edit of a parser's text; make docs and tests/cli/test_help.py refuse stale blocks.
+cli-docs: $(VENV)/.installed
+	$(PY) tools/cli_help.py docs/cli.md
 
 typecheck: $(VENV)/.installed-test $(VENV)/.installed-dev
 	$(PY) -m mypy

@@ -104,12 +104,34 @@ def _unwritable_reason(path: str) -> str | None:
     return None
 
 
+# Paragraphs, reflowed to the terminal by onnx_relu.cli._help.HelpFormatter; the indented lines
+# are examples, each "COMMAND  # comment", kept as written.
+_EXAMPLES = """\
+examples:
+  {prog} --quick  # a first look, about a minute
+  {prog} --quick --tables  # with every table
+  {prog} --skip-largest  # the whole run without 512 MiB
+  {prog} --types float32 bfloat16 --sizes 4M 64M
+  {prog} --threads 1 2 4 --peers numpy onnxruntime
+  {prog} --replot onnx-relu-bench.json --png again.png
+  {prog} --scan  # store and thread thresholds
+  {prog} --models cnn --quick  # whole models in onnxruntime
+
+--quick ends with a verdict: float32 GB/s beside the copy ceiling of this machine, or
+"inconclusive" when the machine was too busy for the figures to mean anything.
+"""
+
+
 def build_parser(prog: str = "python -m onnx_relu.bench") -> argparse.ArgumentParser:
     """The harness's argument parser (``prog`` names the program in help and usage)."""
+    from ..cli._help import HelpFormatter
+
     parser = argparse.ArgumentParser(
         prog=prog,
         description="Benchmark onnx-relu against a copy ceiling, numpy, onnxruntime and torch "
         "(each where installed): GB/s tables, ratios, JSON and a PNG.",
+        epilog=_EXAMPLES.format(prog=prog),
+        formatter_class=HelpFormatter,
     )
     option = parser.add_argument
     option(
@@ -147,18 +169,21 @@ def build_parser(prog: str = "python -m onnx_relu.bench") -> argparse.ArgumentPa
         nargs="*",
         default=list(PEERS),
         choices=PEERS,
-        help="peers to include where installed (default: all)",
+        metavar="PEER",
+        help=f"peers to include where installed: {', '.join(PEERS)} (default: all)",
     )
     option(
         "--rounds",
         type=integer_at_least_one,
         default=None,
+        metavar="N",
         help="interleaved rounds; the median is reported (default 5)",
     )
     option(
         "--batch-ms",
         type=positive_number("milliseconds"),
         default=None,
+        metavar="MS",
         help="target length of one timed batch in ms (default 20)",
     )
     option(
@@ -197,7 +222,9 @@ def build_parser(prog: str = "python -m onnx_relu.bench") -> argparse.ArgumentPa
     option(
         "--figures",
         choices=("start-up", "layouts", "thread-scaling"),
-        help="instead of the benchmark: one set of focused same-run figures (see"
+        metavar="SET",
+        help="instead of the benchmark: one set of focused same-run figures, start-up, layouts"
+        " or thread-scaling (see"
         " onnx_relu.bench.figures): start-up times of fresh processes, views numpy cannot merge"
         " against contiguous arrays, or N Python threads calling relu",
     )
@@ -207,7 +234,8 @@ def build_parser(prog: str = "python -m onnx_relu.bench") -> argparse.ArgumentPa
         choices=("cnn", "mlp"),
         default=None,
         metavar="MODEL",
-        help="instead of the benchmark: whole models (a CNN and an MLP, built here; default"
+        help="instead of the benchmark: whole models, cnn or mlp (a CNN and an MLP, built here;"
+        " default"
         " both) in onnxruntime -- stock, with the onnx-relu library (each choice) and"
         " legalized -- as same-run time ratios to stock, at the first of --threads (default"
         " 2) intra-op threads (--rounds, default 10; 2 with --quick)",
