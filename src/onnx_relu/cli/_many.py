@@ -126,6 +126,10 @@ def run_many(args: argparse.Namespace) -> int:
     def work() -> int:
         _check_options(args)
         pairs, target, skipped = plan_pairs(args)
+        if any(path.lower().endswith(".pb") for pair in pairs for path in pair):
+            from .._extras import require_modules
+
+            require_modules("a .pb tensor file", "onnx")  # once, not once per file
         os.makedirs(target, exist_ok=True)
         counts = {"written": 0, "failed": 0}
         worst = EXIT_OK

@@ -129,6 +129,9 @@ def run(args: argparse.Namespace) -> int:
     import json  # (here: the command line's start-up does without it)
 
     def work() -> int:
+        from .._extras import require_modules
+
+        require_modules("check", "onnx")
         prog = f"{PROG} check"
         counts = {"clean": 0, "findings": 0, "unreadable": 0}
         for model in model_paths(args.models):

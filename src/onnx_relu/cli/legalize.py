@@ -72,8 +72,10 @@ def run(args: argparse.Namespace) -> int:
     """Legalize the model and write it to OUT atomically."""
 
     def work() -> int:
+        from .._extras import require_modules
         from ..io.endpoint import Endpoint, refuse_terminal_output
 
+        require_modules("legalize", "onnx", "onnxruntime")  # every one missing, said at once
         source = Endpoint.input(args.model, "MODEL")
         source.require_readable()
         source.require_model_file()

@@ -304,7 +304,13 @@ def run(args: argparse.Namespace) -> int:
     from ._common import EXIT_FAILED, fail
 
     def work() -> int:
+        from .._extras import require_modules
+
         _check_options(args)
+        if args.engine == "onnxruntime":  # every package missing, said at once
+            require_modules("run --engine onnxruntime", "onnx", "onnxruntime")
+        else:
+            require_modules("run", "onnx")
         try:
             lines = _run_model_files(args)
         except _OrtRunFailed as exc:
