@@ -61,6 +61,7 @@ from .report import (
     NotBenchmarkResults,
     format_summary,
     format_tables,
+    format_verdict,
     plot_results,
     read_results,
     write_json,
@@ -74,6 +75,7 @@ __all__ = [
     "run_benchmark",
     "run_scan",
     "format_summary",
+    "format_verdict",
     "format_tables",
     "plot_results",
     "read_results",
@@ -122,16 +124,19 @@ examples:
 """
 
 
-def build_parser(prog: str = "python -m onnx_relu.bench") -> argparse.ArgumentParser:
-    """The harness's argument parser (``prog`` names the program in help and usage)."""
-    from ..cli._help import HelpFormatter
-
+def build_parser(
+    prog: str = "python -m onnx_relu.bench",
+    formatter_class: type[argparse.HelpFormatter] = argparse.RawDescriptionHelpFormatter,
+) -> argparse.ArgumentParser:
+    """The harness's argument parser (``prog`` names the program in help and usage;
+    ``onnx-relu bench`` gives the command's ``formatter_class``, which reflows the help to the
+    terminal)."""
     parser = argparse.ArgumentParser(
         prog=prog,
         description="Benchmark onnx-relu against a copy ceiling, numpy, onnxruntime and torch "
         "(each where installed): GB/s tables, ratios, JSON and a PNG.",
         epilog=_EXAMPLES.format(prog=prog),
-        formatter_class=HelpFormatter,
+        formatter_class=formatter_class,
     )
     option = parser.add_argument
     option(
@@ -248,7 +253,11 @@ def build_parser(prog: str = "python -m onnx_relu.bench") -> argparse.ArgumentPa
     return parser
 
 
-def main(argv: Sequence[str] | None = None, prog: str = "python -m onnx_relu.bench") -> int:
+def main(
+    argv: Sequence[str] | None = None,
+    prog: str = "python -m onnx_relu.bench",
+    formatter_class: type[argparse.HelpFormatter] = argparse.RawDescriptionHelpFormatter,
+) -> int:
     """Run the benchmark from the command line; return the exit status.
 
     Parameters
@@ -257,6 +266,8 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m onnx_relu.ben
         The arguments (default: ``sys.argv[1:]``); ``--help`` lists them.
     prog : str, optional
         The program name shown in help and usage messages (``onnx-relu bench`` from the CLI).
+    formatter_class : type, optional
+        argparse's formatter of the help (the command line's reflows it to the terminal).
 
     Returns
     -------
@@ -274,7 +285,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m onnx_relu.ben
     onnx-relu bench: 1 types, 3 rounds, ...
     0
     """
-    parser = build_parser(prog)
+    parser = build_parser(prog, formatter_class)
     try:
         args = parser.parse_args(sys.argv[1:] if argv is None else list(argv))
     except SystemExit as exc:  # --help, usage errors
@@ -371,9 +382,9 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m onnx_relu.ben
     if args.json:
         write_json(results, args.json)
         print(f"wrote {args.json}" + ("" if args.tables else " (every round of every variant)"))
-    if args.no_plot or not args.png:
-        return 0
-    return _plot(results, args.png)
+    status = 0 if args.no_plot or not args.png else _plot(results, args.png)
+    print(format_verdict(results))  # the last word: what the run says of this machine
+    return status
 
 
 def _plot(results: dict[str, Any], path: str) -> int:

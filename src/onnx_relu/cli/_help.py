@@ -151,7 +151,7 @@ def help_text(command: str | None = None, columns: int = DOCS_COLUMNS) -> str:
         if command == "bench":  # the subcommand hands its arguments to the harness's parser
             from ..bench import build_parser as bench_parser
 
-            parser = bench_parser(prog="onnx-relu bench")
+            parser = bench_parser(prog="onnx-relu bench", formatter_class=HelpFormatter)
         elif command is not None:
             parser = subcommands(parser)[command]
         return parser.format_help()
