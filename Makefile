@@ -55,6 +55,10 @@ CHECK_LOCK = @out=$$($(UV) lock --check --python $(PYTHON) --no-python-downloads
 
 demo: $(VENV)/.installed
 	$(PY) -m onnx_relu
+	@echo "make demo: onnx-relu is installed in .venv: 'source .venv/bin/activate' (or call"
+	@echo "  .venv/bin/onnx-relu, .venv/bin/python). Add its optional extras from uv.lock with"
+	@echo "  'make install EXTRAS=\"onnx ort cli dask\"', any other package with"
+	@echo "  '.venv/bin/python -m pip install PACKAGE' (.venv has its own pip)."
 
 # TEST_JOBS pytest-xdist workers (default: one per CPU); each test file runs on one worker, so a
 # file's module-level set-up (a built driver, an onnxruntime venv) is made once. --progress=files
@@ -154,7 +158,8 @@ docs-check: docs $(VENV)/.installed-test
 	$(PY) -m pytest -q -p no:cacheprovider tests/test_docs_claims.py
 
 # make install EXTRAS="onnx cli": .venv as `make demo` makes it, with those optional extras of
-# pyproject.toml added from uv.lock (the command a missing extra's message names; .venv has no pip).
+# pyproject.toml added from uv.lock (the command a missing extra's message names; .venv's own pip,
+# `.venv/bin/python -m pip install PACKAGE`, adds anything else).
 install: $(VENV)/.installed
 ifneq ($(strip $(EXTRAS)),)
 	$(SYNC) --quiet --group build $(addprefix --extra ,$(EXTRAS))
@@ -171,15 +176,24 @@ $(UV_TOOLS)/.uv-$(UV_VERSION):
 	$(UV_TOOLS)/bin/python -m pip install --quiet uv==$(UV_VERSION)
 	touch $@
 
+# .venv gets its own pip (uv makes venvs without one): after `source .venv/bin/activate`, `pip
+# install` then installs into .venv rather than into whichever Python's pip is first on PATH.
+# A new .venv is made with uv's --seed (pip from the index, beside the locked packages, which
+# uv.lock does not pin); an existing one without pip gets it installed. Every .venv target
+# depends on it (order-only), and `uv sync --inexact` leaves it there.
+$(VENV)/bin/pip: | $(UV_TOOLS)/.uv-$(UV_VERSION)
+	@if [ -x $(PY) ]; then $(UV) pip install --quiet --python $(PY) pip; \
+	else $(UV) venv --quiet --seed --python $(PYTHON) --no-python-downloads $(VENV); fi
+
 # onnx-relu is built without build isolation against the lock's `build` group (meson-python,
 # meson, ninja, numpy), installed first; --reinstall-package rebuilds it when a source changed.
-$(VENV)/.installed: $(UV_TOOLS)/.uv-$(UV_VERSION) uv.lock $(SOURCES)
+$(VENV)/.installed: $(UV_TOOLS)/.uv-$(UV_VERSION) uv.lock $(SOURCES) | $(VENV)/bin/pip
 	$(CHECK_LOCK)
 	$(SYNC) --quiet --only-group build --no-install-project
 	$(SYNC) --quiet --group build --reinstall-package onnx-relu
 	touch $@
 
-$(VENV)/.installed-test: $(UV_TOOLS)/.uv-$(UV_VERSION) uv.lock $(SOURCES)
+$(VENV)/.installed-test: $(UV_TOOLS)/.uv-$(UV_VERSION) uv.lock $(SOURCES) | $(VENV)/bin/pip
 	$(CHECK_LOCK)
 	$(SYNC) --quiet --only-group build --no-install-project
 	$(SYNC) --quiet --group build --group interop --extra test --reinstall-package onnx-relu
@@ -187,20 +201,20 @@ $(VENV)/.installed-test: $(UV_TOOLS)/.uv-$(UV_VERSION) uv.lock $(SOURCES)
 
 # What the README's examples need beyond the core (make demo installs the core only).
 extras: $(VENV)/.installed-extras
-$(VENV)/.installed-extras: $(UV_TOOLS)/.uv-$(UV_VERSION) uv.lock $(SOURCES)
+$(VENV)/.installed-extras: $(UV_TOOLS)/.uv-$(UV_VERSION) uv.lock $(SOURCES) | $(VENV)/bin/pip
 	$(CHECK_LOCK)
 	$(SYNC) --quiet --only-group build --no-install-project
 	$(SYNC) --quiet --group build --extra onnx --extra ort --extra cli --extra dask --extra bench \
 		--reinstall-package onnx-relu
 	touch $@ $(VENV)/.installed
 
-$(VENV)/.installed-docs: $(UV_TOOLS)/.uv-$(UV_VERSION) uv.lock $(SOURCES)
+$(VENV)/.installed-docs: $(UV_TOOLS)/.uv-$(UV_VERSION) uv.lock $(SOURCES) | $(VENV)/bin/pip
 	$(CHECK_LOCK)
 	$(SYNC) --quiet --only-group build --no-install-project
 	$(SYNC) --quiet --group build --extra docs --reinstall-package onnx-relu
 	touch $@ $(VENV)/.installed
 
-$(VENV)/.installed-dev: $(UV_TOOLS)/.uv-$(UV_VERSION) uv.lock
+$(VENV)/.installed-dev: $(UV_TOOLS)/.uv-$(UV_VERSION) uv.lock | $(VENV)/bin/pip
 	$(CHECK_LOCK)
 	$(SYNC) --quiet --only-group dev --no-install-project
 	touch $@

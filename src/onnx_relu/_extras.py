@@ -8,7 +8,7 @@ are used. Every place that imports one does it inside :class:`extra_needed`, whi
 module, the extra that provides it and the command that installs that extra here:
 
 - onnx-relu installed from a clone into the clone's ``.venv`` (``make demo``, ``make test``):
-  ``make install EXTRAS=onnx`` (uv, from uv.lock; that ``.venv`` has no pip);
+  ``make install EXTRAS=onnx`` (uv, from uv.lock, at the locked versions);
 - installed from a wheel file (``make wheel``): ``pip install "dist/onnx_relu-...whl[onnx]"``,
   naming that wheel (``uv pip install --python ...`` where the environment has no pip);
 - installed from a source folder into another environment: ``pip install "FOLDER[onnx]"``;
