@@ -1,7 +1,7 @@
 # The front-door commands (see README.md):
 #   make demo   set up .venv from uv.lock, build and install onnx-relu, run the built-in demo
 #   make extras every optional extra (onnx, ort, cli, dask, bench) into .venv, no test tools
-#   make test   the same set-up with the test extras, then the whole test suite (11-40 min)
+#   make test   the same set-up with the test extras, then the whole test suite (times: README.md)
 #   make test-quick  the same set-up, then a representative subset of the tests (18 files)
 #   make lock   refresh uv.lock from pyproject.toml (the newest versions its ranges allow)
 #   make test-latest  the newest release of every dependency (ignoring uv.lock), a test subset
@@ -55,8 +55,7 @@ CHECK_LOCK = @out=$$($(UV) lock --check --python $(PYTHON) --no-python-downloads
 
 demo: $(VENV)/.installed
 	$(PY) -m onnx_relu
-	@echo "make demo: onnx-relu is installed in .venv: 'source .venv/bin/activate' (or call"
-	@echo "  .venv/bin/onnx-relu, .venv/bin/python). Add its optional extras from uv.lock with"
+	@echo "make demo: add onnx-relu's optional extras to .venv (from uv.lock) with"
 	@echo "  'make install EXTRAS=\"onnx ort cli dask\"', any other package with"
 	@echo "  '.venv/bin/python -m pip install PACKAGE' (.venv has its own pip)."
 
