@@ -178,43 +178,51 @@ $(UV_TOOLS)/.uv-$(UV_VERSION):
 # .venv gets its own pip (uv makes venvs without one): after `source .venv/bin/activate`, `pip
 # install` then installs into .venv rather than into whichever Python's pip is first on PATH.
 # A new .venv is made with uv's --seed (pip from the index, beside the locked packages, which
-# uv.lock does not pin); an existing one without pip gets it installed. Every .venv target
-# depends on it (order-only), and `uv sync --inexact` leaves it there.
-$(VENV)/bin/pip: | $(UV_TOOLS)/.uv-$(UV_VERSION)
-	@if [ -x $(PY) ]; then $(UV) pip install --quiet --python $(PY) pip; \
+# uv.lock does not pin); an existing one without pip gets it installed. Every .venv target runs
+# it once the lock is checked (nothing is made from a stale lock), and `uv sync --inexact`
+# leaves pip there.
+SEED_PIP = @if [ -x $(VENV)/bin/pip ]; then :; \
+	elif [ -x $(PY) ]; then $(UV) pip install --quiet --python $(PY) pip; \
 	else $(UV) venv --quiet --seed --python $(PYTHON) --no-python-downloads $(VENV); fi
+$(VENV)/bin/pip: | $(UV_TOOLS)/.uv-$(UV_VERSION)
+	$(SEED_PIP)
 
 # onnx-relu is built without build isolation against the lock's `build` group (meson-python,
 # meson, ninja, numpy), installed first; --reinstall-package rebuilds it when a source changed.
-$(VENV)/.installed: $(UV_TOOLS)/.uv-$(UV_VERSION) uv.lock $(SOURCES) | $(VENV)/bin/pip
+$(VENV)/.installed: $(UV_TOOLS)/.uv-$(UV_VERSION) uv.lock $(SOURCES)
 	$(CHECK_LOCK)
+	$(SEED_PIP)
 	$(SYNC) --quiet --only-group build --no-install-project
 	$(SYNC) --quiet --group build --reinstall-package onnx-relu
 	touch $@
 
-$(VENV)/.installed-test: $(UV_TOOLS)/.uv-$(UV_VERSION) uv.lock $(SOURCES) | $(VENV)/bin/pip
+$(VENV)/.installed-test: $(UV_TOOLS)/.uv-$(UV_VERSION) uv.lock $(SOURCES)
 	$(CHECK_LOCK)
+	$(SEED_PIP)
 	$(SYNC) --quiet --only-group build --no-install-project
 	$(SYNC) --quiet --group build --group interop --extra test --reinstall-package onnx-relu
 	touch $@ $(VENV)/.installed
 
 # What the README's examples need beyond the core (make demo installs the core only).
 extras: $(VENV)/.installed-extras
-$(VENV)/.installed-extras: $(UV_TOOLS)/.uv-$(UV_VERSION) uv.lock $(SOURCES) | $(VENV)/bin/pip
+$(VENV)/.installed-extras: $(UV_TOOLS)/.uv-$(UV_VERSION) uv.lock $(SOURCES)
 	$(CHECK_LOCK)
+	$(SEED_PIP)
 	$(SYNC) --quiet --only-group build --no-install-project
 	$(SYNC) --quiet --group build --extra onnx --extra ort --extra cli --extra dask --extra bench \
 		--reinstall-package onnx-relu
 	touch $@ $(VENV)/.installed
 
-$(VENV)/.installed-docs: $(UV_TOOLS)/.uv-$(UV_VERSION) uv.lock $(SOURCES) | $(VENV)/bin/pip
+$(VENV)/.installed-docs: $(UV_TOOLS)/.uv-$(UV_VERSION) uv.lock $(SOURCES)
 	$(CHECK_LOCK)
+	$(SEED_PIP)
 	$(SYNC) --quiet --only-group build --no-install-project
 	$(SYNC) --quiet --group build --extra docs --reinstall-package onnx-relu
 	touch $@ $(VENV)/.installed
 
-$(VENV)/.installed-dev: $(UV_TOOLS)/.uv-$(UV_VERSION) uv.lock | $(VENV)/bin/pip
+$(VENV)/.installed-dev: $(UV_TOOLS)/.uv-$(UV_VERSION) uv.lock
 	$(CHECK_LOCK)
+	$(SEED_PIP)
 	$(SYNC) --quiet --only-group dev --no-install-project
 	touch $@
 
