@@ -169,12 +169,16 @@ def test_timings_are_stated_once_with_the_machine_and_its_load():
         text = path.read_text(encoding="utf-8")
         assert not re.search(r"\b11 ?(to|-) ?40\b", text), path.name  # a range nobody measured
     readme = page("README.md")
-    demo = re.findall(r"`make demo` (\d+) s in a fresh clone", readme)
+    demo = re.findall(r"`make demo` (\d+)-(\d+) s in a fresh clone", readme)
     assert len(demo) == 1, demo
-    assert len(re.findall(r"`make demo` (?:took )?\d+(?:\.\d+)? s", readme)) == 1
+    assert len(re.findall(r"`make demo` (?:took )?[\d.-]+ s", readme)) == 1
     assert "2-vCPU Intel Xeon" in readme and "load average" in readme
-    measured = re.search(r"time make demo` \| ([\d.]+) s wall", page("BENCHMARKS.md"))
-    assert measured and round(float(measured[1])) == int(demo[0])
+    measured = re.search(
+        r"time make demo` \| ([\d.]+) s wall .*? in a new clone ([\d.]+) s", page("BENCHMARKS.md")
+    )
+    assert measured, "BENCHMARKS.md records no make demo in a fresh clone"
+    figures = sorted(round(float(figure)) for figure in measured.groups())
+    assert figures == sorted(int(figure) for figure in demo[0])
     makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
     echoed = re.findall(r"(\d+ s|\d+ minutes)", makefile.split("\ntest:")[1].split("\n\n")[0])
     assert echoed and all(figure in readme for figure in echoed), echoed
