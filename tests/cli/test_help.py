@@ -72,11 +72,11 @@ def test_examples_keep_their_lines_with_comments_beside_or_above():
     wide, narrow = help_text("apply", 120), help_text("apply", 60)
     line = "  onnx-relu apply batch/ out/"
     beside = [x for x in wide.splitlines() if x.startswith(line)]
-    assert len(beside) == 1 and beside[0].endswith("# every tensor file of batch/")
+    assert len(beside) == 1 and beside[0].endswith("# each tensor file of batch/")
     lines = narrow.splitlines()
     lines = lines[lines.index("examples:") :]
     at = lines.index(line)
-    assert lines[at - 1] == "  # every tensor file of batch/"
+    assert lines[at - 1] == "  # each tensor file of batch/"
     # a command longer than the width continues on the next line, as a shell reads it
     long = "onnx-relu apply in.zarr out.zarr --dask --scheduler tcp://10.0.0.5:8786"
     continued = [x for x in lines if x.endswith(" \\")]

@@ -110,7 +110,7 @@ def _unwritable_reason(path: str) -> str | None:
 # are examples, each "COMMAND  # comment", kept as written.
 _EXAMPLES = """\
 examples:
-  {prog} --quick  # a first look, about a minute
+  {prog} --quick  # a first look, under a minute
   {prog} --quick --tables  # with every table
   {prog} --skip-largest  # the whole run without 512 MiB
   {prog} --types float32 bfloat16 --sizes 4M 64M

@@ -49,8 +49,8 @@ __all__ = ["main", "build_parser", "EXIT_OK", "EXIT_FAILED", "EXIT_USAGE"]
 # each "COMMAND  # comment", kept as written.
 _MAIN_EXAMPLES = f"""\
 examples:
-  {PROG}  # the specification's nine examples
-  {PROG} apply x.npy y.npy  # y = Relu(x), written atomically
+  {PROG}  # the demo: the spec's examples
+  {PROG} apply x.npy y.npy  # y = Relu(x), atomically
   {PROG} apply --opset 13 input_0.pb output_0.pb
   {PROG} apply batch/ out/  # every tensor file of batch/
   {PROG} apply --in-place big.npy  # rewrite big.npy itself

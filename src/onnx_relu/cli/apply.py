@@ -47,7 +47,7 @@ examples:
   {PROG} apply x.npy y.npy  # in windows: flat memory
   {PROG} apply x.npy y.pb  # any mix of .npy and .pb
   {PROG} apply --opset 13 input_0.pb output_0.pb
-  {PROG} apply batch/ out/  # every tensor file of batch/
+  {PROG} apply batch/ out/  # each tensor file of batch/
   {PROG} apply a.npy b.npy c.pb out/  # three files into out/
   {PROG} apply --in-place big.npy  # rewrite big.npy itself
   {PROG} apply in.zarr out.zarr --dask  # on a Dask LocalCluster
