@@ -88,12 +88,14 @@ def test_the_status_is_the_worst_files_and_no_failed_file_is_written(tmp_path):
     [
         (["batch", "batch"], "OUTDIR 'batch' is the folder IN"),
         (["batch/x.npy", "other/x.npy", "out"], "would both be written to"),
+        (["other/x.npy", "batch/../batch/x.npy", "batch/.."], "would both be written to"),
         (["batch/x.npy", "batch", "out"], "IN 'batch' is a folder"),
         (["batch/x.npy", "batch/x.npy", "-"], "'-' (standard input or output) works with one"),
         (["--in-place", "batch/x.npy", "other/x.npy", "out"], "--in-place takes one IN"),
         (["--dask", "a.zarr", "b.zarr", "out"], "--dask takes one Zarr store IN"),
         (["--scheduler", "tcp://h:1", "batch", "out"], "--scheduler needs --dask"),
         (["empty", "out"], "IN folder 'empty' holds no tensor file"),
+        (["other/x.npy", "other"], "would be written onto itself"),
     ],
 )
 def test_a_job_of_many_files_that_cannot_be_done_is_refused_before_any_is_written(

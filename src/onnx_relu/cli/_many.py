@@ -66,7 +66,7 @@ def plan_pairs(args: argparse.Namespace) -> tuple[list[tuple[str, str]], str, in
             raise UsageError(
                 f"IN folder {folder!r} holds no tensor file (*.npy, *.pb) directly in it"
             )
-        if _same_folder(folder, target):
+        if _same_file(folder, target):
             raise UsageError(
                 f"OUTDIR {target!r} is the folder IN: give another folder, or rewrite"
                 " each file with --in-place"
@@ -97,11 +97,18 @@ def plan_pairs(args: argparse.Namespace) -> tuple[list[tuple[str, str]], str, in
                 f" {os.path.join(target, name)!r}; nothing was written"
             )
         seen[name] = source
-        pairs.append((source, os.path.join(target, name)))
+        destination = os.path.join(target, name)
+        if _same_file(source, destination):
+            raise UsageError(
+                f"IN {source!r} would be written onto itself ({destination!r}): give another"
+                " OUTDIR, or rewrite it with --in-place; nothing was written"
+            )
+        pairs.append((source, destination))
     return pairs, target, skipped
 
 
-def _same_folder(one: str, other: str) -> bool:
+def _same_file(one: str, other: str) -> bool:
+    """Whether both paths exist and name one file (or folder)."""
     try:
         return os.path.samefile(one, other)
     except OSError:
