@@ -129,14 +129,25 @@ def layout(text: str, width: int, indent: str = "") -> str:
 
 
 class HelpFormatter(argparse.HelpFormatter):
-    """argparse's layout, with the description and epilog laid out by :func:`layout` and each
-    option's help wrapped by :func:`wrap` (no one-word last line)."""
+    """argparse's layout, with the description and epilog laid out by :func:`layout`, each
+    option's help wrapped by :func:`wrap` (no one-word last line), and an option that takes a
+    value listed once with all its names (``-i, --input NAME=FILE``), as every Python from 3.13
+    lists it."""
 
     def _fill_text(self, text: str, width: int, indent: str) -> str:
         return layout(text, width + len(indent), indent)
 
     def _split_lines(self, text: str, width: int) -> list[str]:
         return wrap(text, width)
+
+    def _format_action_invocation(self, action: argparse.Action) -> str:
+        # "-i, --input NAME=FILE" on every Python (3.13's argparse writes it so; 3.11 and 3.12
+        # repeat the metavar: "-i NAME=FILE, --input NAME=FILE"), so that the help, and
+        # docs/cli.md made from it, are one text whichever Python prints them.
+        if not action.option_strings or action.nargs == 0:
+            return super()._format_action_invocation(action)
+        metavar = self._format_args(action, self._get_default_metavar_for_optional(action))
+        return f"{', '.join(action.option_strings)} {metavar}"
 
 
 def help_text(command: str | None = None, columns: int = DOCS_COLUMNS) -> str:
