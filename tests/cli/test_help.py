@@ -108,6 +108,8 @@ def test_the_layout_rules():
     # no one word alone on a last line where the line before can spare one
     assert wrap("aaa bbb ccc ddd", 12) == ["aaa bbb", "ccc ddd"]
     assert wrap("aaaa bbbb", 5) == ["aaaa", "bbbb"]  # nothing to spare
+    assert wrap("aa bb cc dd", 12, "  # ", "  # ") == ["  # aa bb", "  # cc dd"]  # a comment's
+    assert wrap("aa bb cc dd ee ff gg", 10, "", "  ") == ["aa bb cc", "  dd ee", "  ff gg"]
 
 
 @pytest.mark.parametrize("command", COMMANDS, ids=name)

@@ -50,10 +50,10 @@ def wrap(text: str, width: int, indent: str = "", rest: str = "") -> list[str]:
         break_long_words=False,
     )
     if len(lines) >= 2:
-        last = lines[-1][len(rest) :].split()
-        before = lines[-2].split()
         lead = indent if len(lines) == 2 else rest
-        # one word left over: move a word down from the line above, if both keep >= 1 + 1 words
+        last = lines[-1][len(rest) :].split()
+        before = lines[-2][len(lead) :].split()
+        # one word left over: move a word down from the line above, if it keeps two
         if len(last) == 1 and len(before) >= 3:
             moved = f"{rest}{before[-1]} {last[0]}"
             if len(moved) <= width:
