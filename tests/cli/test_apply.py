@@ -159,7 +159,7 @@ USAGE_ERRORS = [
     (["apply", "corrupt.pb", "y.npy"], "'corrupt.pb' is not a valid ONNX TensorProto", True),
     (["apply", "--frobnicate", "x.npy", "y.npy"], "unrecognized arguments: --frobnicate", True),
     (["apply", "sub", "y.npy"], "IN folder 'sub' holds no tensor file", False),
-    (["apply", "sub.npy", "y.npy"], "IN folder 'sub.npy' holds no tensor file", False),
+    (["apply", "sub.npy", "y.npy"], "IN 'sub.npy' is a folder", False),
     (["apply", "x.npy", "x.pb", "readme.txt"], "OUTDIR 'readme.txt' is not a folder", False),
     (["apply", "x.npy", "sub/../x.npy", "sub"], "would both be written to", False),
     (["apply", "x.npy", "sub", "o"], "IN 'sub' is a folder: give a folder as the only IN", False),

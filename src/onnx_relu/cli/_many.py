@@ -26,18 +26,30 @@ _PROG = f"{PROG} apply"
 
 
 def is_many(args: argparse.Namespace) -> bool:
-    """Whether ``apply``'s paths name a job of many files: more than two paths, or a folder
-    (without ``--dask``, where IN is a Zarr store) or an IN and an existing folder or a name
-    ending in "/" as OUT."""
+    """Whether ``apply``'s paths name a job of many files: more than two paths; or, of two, a
+    folder as IN or as OUT (an existing one, or a name ending in "/"). Two paths both named
+    like tensor files (``x.npy y.pb``) are one file to one file without a look at the file
+    system here: the single job classifies each path once (a folder named so is refused
+    there), and a Zarr store (``--dask``, or a ``*.zarr`` IN without it) is one job too."""
     paths: list[str] = args.paths
     if len(paths) > 2:
         return True
     if len(paths) < 2 or args.dask or args.in_place or "-" in paths:
         return False
     source, target = paths
-    if source.rstrip("/" + os.sep).lower().endswith(".zarr"):
-        return False  # a Zarr store without --dask: the single job says to add it
-    return os.path.isdir(source) or os.path.isdir(target) or target.endswith(("/", os.sep))
+    if target.endswith(("/", os.sep)):
+        return True
+    if all(_tensor_name(path) for path in paths) or _zarr_name(source):
+        return False
+    return os.path.isdir(source) or os.path.isdir(target)
+
+
+def _tensor_name(path: str) -> bool:
+    return os.path.splitext(path)[1].lower() in TENSOR_FORMATS
+
+
+def _zarr_name(path: str) -> bool:
+    return path.rstrip("/" + os.sep).lower().endswith(".zarr")
 
 
 def plan_pairs(args: argparse.Namespace) -> tuple[list[tuple[str, str]], str, int]:
@@ -60,7 +72,7 @@ def plan_pairs(args: argparse.Namespace) -> tuple[list[tuple[str, str]], str, in
         folder = sources[0]
         names = sorted(os.listdir(folder))
         files = [n for n in names if os.path.isfile(os.path.join(folder, n))]
-        tensors = [n for n in files if os.path.splitext(n)[1].lower() in TENSOR_FORMATS]
+        tensors = [n for n in files if _tensor_name(n)]
         skipped = len(files) - len(tensors)
         if not tensors:
             raise UsageError(

@@ -117,6 +117,9 @@ def _check_one(model: Endpoint) -> tuple[int | None, list[Finding]]:
     """The model's ai.onnx opset and its findings; raises as ``check_model`` does."""
     model.require_readable()
     model.require_model_file()
+    from .._extras import require_modules
+
+    require_modules("check", "onnx")
     from ..onnx import ai_onnx_opset, check_model, load_model
 
     loaded = load_model(model, external_data=False)
@@ -129,9 +132,6 @@ def run(args: argparse.Namespace) -> int:
     import json  # (here: the command line's start-up does without it)
 
     def work() -> int:
-        from .._extras import require_modules
-
-        require_modules("check", "onnx")
         prog = f"{PROG} check"
         counts = {"clean": 0, "findings": 0, "unreadable": 0}
         for model in model_paths(args.models):

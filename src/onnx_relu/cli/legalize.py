@@ -75,7 +75,6 @@ def run(args: argparse.Namespace) -> int:
         from .._extras import require_modules
         from ..io.endpoint import Endpoint, refuse_terminal_output
 
-        require_modules("legalize", "onnx", "onnxruntime")  # every one missing, said at once
         source = Endpoint.input(args.model, "MODEL")
         source.require_readable()
         source.require_model_file()
@@ -85,6 +84,8 @@ def run(args: argparse.Namespace) -> int:
             refuse_terminal_output("a binary model", "> OUT.onnx")
         else:
             destination.require_writable()
+        # the arguments checked, the packages: every one missing, said at once
+        require_modules("legalize", "onnx", "onnxruntime")
         from ..errors import LegalizationError
         from ..io.streams import open_output
         from ..onnx import legalize_with_report

@@ -277,6 +277,13 @@ def _run_model_files(args: argparse.Namespace) -> list[str]:
         )
     model.require_readable()
     model.require_model_file()
+    from .._extras import require_modules
+
+    # the model's path checked, the packages: every one missing, said at once
+    if args.engine == "onnxruntime":
+        require_modules("run --engine onnxruntime", "onnx", "onnxruntime")
+    else:
+        require_modules("run", "onnx")
     if args.engine == "onnxruntime":
         output_names, paths, outputs = _run_onnxruntime(args)
     else:
@@ -304,13 +311,7 @@ def run(args: argparse.Namespace) -> int:
     from ._common import EXIT_FAILED, fail
 
     def work() -> int:
-        from .._extras import require_modules
-
         _check_options(args)
-        if args.engine == "onnxruntime":  # every package missing, said at once
-            require_modules("run --engine onnxruntime", "onnx", "onnxruntime")
-        else:
-            require_modules("run", "onnx")
         try:
             lines = _run_model_files(args)
         except _OrtRunFailed as exc:
