@@ -1,7 +1,7 @@
 # The front-door commands (see README.md):
 #   make demo   set up .venv from uv.lock, build and install onnx-relu, run the built-in demo
 #   make extras every optional extra (onnx, ort, cli, dask, bench) into .venv, no test tools
-#   make test   the same set-up with the test extras, then the whole test suite (11-40 min)
+#   make test   the same set-up with the test extras, then the whole test suite (times: README.md)
 #   make test-quick  the same set-up, then a representative subset of the tests (18 files)
 #   make lock   refresh uv.lock from pyproject.toml (the newest versions its ranges allow)
 #   make test-latest  the newest release of every dependency (ignoring uv.lock), a test subset
@@ -13,6 +13,7 @@
 #   make tsan      the module built with ThreadSanitizer, the concurrency tests against it (PY=...)
 #   make typecheck mypy --strict over the package and tests/typing, basedpyright over tests/typing
 #   make tables    rewrite the files derived from src/onnx_relu/_spec.py (types and settings)
+#   make cli-docs  rewrite docs/cli.md's help blocks from the command's parsers (80 columns)
 #   make wheel     the manylinux wheel for the .venv's Python in dist/ (built, repaired, checked)
 #   make pythons   the wheel built and tested on CPython 3.11-3.15 and free-threaded 3.13t
 #                  (fresh venvs; the interpreters provided by tools/pythons.sh, see docs/pythons.md)
@@ -50,10 +51,13 @@ CHECK_LOCK = @out=$$($(UV) lock --check --python $(PYTHON) --no-python-downloads
 	*) echo "$$out" >&2 ;; esac; exit 1; }
 
 .PHONY: demo extras test test-quick test-extras lock test-latest test-oldest sanitize tsan typecheck wheel pythons wheel-aarch64 \
-	test-aarch64 sdist fuzz lint docs docs-check install clean tables
+	test-aarch64 sdist fuzz lint docs docs-check install clean tables cli-docs
 
 demo: $(VENV)/.installed
 	$(PY) -m onnx_relu
+	@echo "make demo: add onnx-relu's optional extras to .venv (from uv.lock) with"
+	@echo "  'make install EXTRAS=\"onnx ort cli dask\"', any other package with"
+	@echo "  '.venv/bin/python -m pip install PACKAGE' (.venv has its own pip)."
 
 # TEST_JOBS pytest-xdist workers (default: one per CPU); each test file runs on one worker, so a
 # file's module-level set-up (a built driver, an onnxruntime venv) is made once. --progress=files
@@ -86,6 +90,11 @@ tsan: $(VENV)/.installed-test
 # here after an edit of the table; the build and tests/test_tables.py refuse stale ones.
 tables:
 	python3 tools/generate_tables.py
+
+# docs/cli.md shows every command's --help as printed at 80 columns: rewritten here after an
+# edit of a parser's text; make docs and tests/cli/test_help.py refuse stale blocks.
+cli-docs: $(VENV)/.installed
+	$(PY) tools/cli_help.py docs/cli.md
 
 typecheck: $(VENV)/.installed-test $(VENV)/.installed-dev
 	$(PY) -m mypy
@@ -149,7 +158,8 @@ docs-check: docs $(VENV)/.installed-test
 	$(PY) -m pytest -q -p no:cacheprovider tests/test_docs_claims.py
 
 # make install EXTRAS="onnx cli": .venv as `make demo` makes it, with those optional extras of
-# pyproject.toml added from uv.lock (the command a missing extra's message names; .venv has no pip).
+# pyproject.toml added from uv.lock (the command a missing extra's message names; .venv's own pip,
+# `.venv/bin/python -m pip install PACKAGE`, adds anything else).
 install: $(VENV)/.installed
 ifneq ($(strip $(EXTRAS)),)
 	$(SYNC) --quiet --group build $(addprefix --extra ,$(EXTRAS))
@@ -166,16 +176,30 @@ $(UV_TOOLS)/.uv-$(UV_VERSION):
 	$(UV_TOOLS)/bin/python -m pip install --quiet uv==$(UV_VERSION)
 	touch $@
 
+# .venv gets its own pip (uv makes venvs without one): after `source .venv/bin/activate`, `pip
+# install` then installs into .venv rather than into whichever Python's pip is first on PATH.
+# A new .venv is made with uv's --seed (pip from the index, beside the locked packages, which
+# uv.lock does not pin); an existing one without pip gets it installed. Every .venv target runs
+# it once the lock is checked (nothing is made from a stale lock), and `uv sync --inexact`
+# leaves pip there.
+SEED_PIP = @if [ -x $(VENV)/bin/pip ]; then :; \
+	elif [ -x $(PY) ]; then $(UV) pip install --quiet --python $(PY) pip; \
+	else $(UV) venv --quiet --seed --python $(PYTHON) --no-python-downloads $(VENV); fi
+$(VENV)/bin/pip: | $(UV_TOOLS)/.uv-$(UV_VERSION)
+	$(SEED_PIP)
+
 # onnx-relu is built without build isolation against the lock's `build` group (meson-python,
 # meson, ninja, numpy), installed first; --reinstall-package rebuilds it when a source changed.
 $(VENV)/.installed: $(UV_TOOLS)/.uv-$(UV_VERSION) uv.lock $(SOURCES)
 	$(CHECK_LOCK)
+	$(SEED_PIP)
 	$(SYNC) --quiet --only-group build --no-install-project
 	$(SYNC) --quiet --group build --reinstall-package onnx-relu
 	touch $@
 
 $(VENV)/.installed-test: $(UV_TOOLS)/.uv-$(UV_VERSION) uv.lock $(SOURCES)
 	$(CHECK_LOCK)
+	$(SEED_PIP)
 	$(SYNC) --quiet --only-group build --no-install-project
 	$(SYNC) --quiet --group build --group interop --extra test --reinstall-package onnx-relu
 	touch $@ $(VENV)/.installed
@@ -184,6 +208,7 @@ $(VENV)/.installed-test: $(UV_TOOLS)/.uv-$(UV_VERSION) uv.lock $(SOURCES)
 extras: $(VENV)/.installed-extras
 $(VENV)/.installed-extras: $(UV_TOOLS)/.uv-$(UV_VERSION) uv.lock $(SOURCES)
 	$(CHECK_LOCK)
+	$(SEED_PIP)
 	$(SYNC) --quiet --only-group build --no-install-project
 	$(SYNC) --quiet --group build --extra onnx --extra ort --extra cli --extra dask --extra bench \
 		--reinstall-package onnx-relu
@@ -191,12 +216,14 @@ $(VENV)/.installed-extras: $(UV_TOOLS)/.uv-$(UV_VERSION) uv.lock $(SOURCES)
 
 $(VENV)/.installed-docs: $(UV_TOOLS)/.uv-$(UV_VERSION) uv.lock $(SOURCES)
 	$(CHECK_LOCK)
+	$(SEED_PIP)
 	$(SYNC) --quiet --only-group build --no-install-project
 	$(SYNC) --quiet --group build --extra docs --reinstall-package onnx-relu
 	touch $@ $(VENV)/.installed
 
 $(VENV)/.installed-dev: $(UV_TOOLS)/.uv-$(UV_VERSION) uv.lock
 	$(CHECK_LOCK)
+	$(SEED_PIP)
 	$(SYNC) --quiet --only-group dev --no-install-project
 	touch $@
 

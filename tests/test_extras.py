@@ -75,6 +75,7 @@ def test_each_optional_package_is_named_with_its_extra(module, extra):
     assert message.startswith(f"the job needs {top} (No module named {module!r}): ")
     assert f'onnx-relu\'s "{extra}" extra ({rule.requirement}); install it with: ' in message
     assert message.endswith(_extras.install_command(extra)) and "\n" not in message
+    assert "python_version" not in message and ";" not in rule.requirement  # no marker
 
 
 @pytest.mark.parametrize("module", ["numpy", "ml_dtypes", "no_such_package", "onnx_relu._x"])
@@ -376,20 +377,30 @@ CLI = "from onnx_relu.cli import main\nsys.exit(main(sys.argv[1:]))"
 @pytest.mark.parametrize(
     "argv, blocked, lead",
     [
-        (["check", "m.onnx"], ["onnx"], "No module named 'onnx': "),
-        (["legalize", "m.onnx", "out.onnx"], ["onnx"], "No module named 'onnx': "),
-        (["run", "m.onnx", "-i", "x.npy", "-o", "out"], ["onnx"], "No module named 'onnx': "),
+        (["check", "m.onnx"], ["onnx"], "check needs onnx (No module named 'onnx'): "),
+        (["legalize", "m.onnx", "out.onnx"], ["onnx"], "legalize needs onnx (No module named"),
+        (["run", "m.onnx", "-i", "x.npy", "-o", "out"], ["onnx"], "run needs onnx (No module"),
         (["apply", "x.npy", "out.pb"], ["onnx"], "a .pb tensor file needs onnx ("),
         (
             ["run", "m.onnx", "-i", "x.npy", "-o", "out", "--engine", "onnxruntime"],
             ["onnxruntime"],
-            "--engine onnxruntime needs onnxruntime (",
+            "run --engine onnxruntime needs onnxruntime (",
         ),
         (["apply", "in.zarr", "out.zarr", "--dask"], ["dask"], "Zarr on Dask needs dask ("),
     ],
     ids=["check", "legalize", "run", "apply-pb", "run-onnxruntime", "apply-dask"],
 )
 def test_a_command_without_its_extra_prints_one_line_and_exits_1(argv, blocked, lead, tmp_path):
+    """One package missing: the line names it (with every other package the command needs
+    also missing, the line names them all: the test below)."""
+    import importlib.util
+
+    needs = {"legalize": ["onnx", "onnxruntime"]}.get(argv[0], [])
+    if "--engine" in argv:
+        needs = ["onnx", "onnxruntime"]
+    absent = [m for m in needs if m not in blocked and importlib.util.find_spec(m) is None]
+    if absent:
+        pytest.skip(f"{argv[0]} also needs {', '.join(absent)}, absent here: one line names all")
     np.save(tmp_path / "x.npy", np.array([-1.0, 2.0], np.float32))
     (tmp_path / "m.onnx").write_bytes(b"\x08\x07")  # never read: the import fails first
     (tmp_path / "in.zarr").mkdir()
@@ -402,3 +413,50 @@ def test_a_command_without_its_extra_prints_one_line_and_exits_1(argv, blocked, 
     command = line.split("install it with: ")[1].split(";")[0]  # (then the command's own note)
     assert command.endswith((f"install EXTRAS={extra}", f'[{extra}]"')), command
     assert folder_state(tmp_path) == before  # nothing written, no output folder made
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["legalize", "m.onnx", "out.onnx"],
+        ["run", "m.onnx", "-i", "x.npy", "-o", "out", "--engine", "onnxruntime"],
+    ],
+    ids=["legalize", "run-onnxruntime"],
+)
+def test_a_command_names_every_extra_it_needs_in_one_line(argv, tmp_path):
+    """Without onnx and onnxruntime, legalize says it needs both, and one command installs
+    both: not one extra now and the next after it is installed."""
+    (tmp_path / "m.onnx").write_bytes(b"\x08\x07")
+    before = folder_state(tmp_path)
+    done = run_without(["onnx", "onnxruntime"], CLI, *argv, cwd=tmp_path)
+    line = assert_cli_error(done, 1, f"onnx-relu {argv[0]}: error: ")
+    assert "needs onnx and onnxruntime, which are not installed" in line
+    assert '"onnx" (onnx>=' in line and '"ort" (onnxruntime>=' in line
+    assert "python_version" not in line
+    command = line.split("install them with: ")[1].split(";")[0]
+    assert command.endswith(('install EXTRAS="onnx ort"', '[onnx,ort]"')), command
+    assert folder_state(tmp_path) == before
+
+
+def test_the_rule_names_every_missing_module_of_a_list(monkeypatch):
+    import importlib.util
+
+    real = importlib.util.find_spec
+    absent = {"onnx", "zarr", "no_such_module"}
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name in absent else real(name)
+    )
+    _extras.require_modules("the job", "json", "no_such_module")  # no extra's: left alone
+    with pytest.raises(MissingExtraError) as raised:
+        _extras.require_modules("the job", "onnx", "json", "zarr", "no_such_module")
+    message = str(raised.value)
+    assert message.startswith("the job needs onnx and zarr, which are not installed: ")
+    assert '"onnx" (onnx>=' in message and '"dask" (zarr>=' in message
+    assert message.endswith(_extras.install_command("onnx", "dask"))
+    assert (raised.value.name, raised.value.extra) == ("onnx", "onnx")
+
+
+def test_a_requirement_this_python_leaves_out_says_so(monkeypatch):
+    monkeypatch.setattr(sys, "version_info", (3, 99, 0, "final", 0))
+    assert not _extras._python_included('python_version < "3.15" and extra == "ort"')
+    assert _extras._python_included('python_version >= "3.11"')

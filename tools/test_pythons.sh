@@ -13,6 +13,7 @@
 #    at /src). The wheel built there is linked against sid's newer glibc and is not portable:
 #    it is tested, not repaired. Release wheels for 3.14 and 3.15 come from the manylinux
 #    build (cibuildwheel).
+#  - 3.14 and 3.15: the subset plus every other tests/core file (the core suite), quick profile.
 #  - 3.13t: the subset plus every other tests/core file (the core suite), with the GIL off:
 #    if `import onnx_relu` turns the GIL back on (a single-phase C module), the tests run with
 #    PYTHON_GIL=0 and the summary says so; the GIL state after the import is always reported.
@@ -119,6 +120,13 @@ PY
     [ -n "${PYTHON_TESTS:-}" ] || tests="$tests $(ls tests/core/test_*.py \
       | grep -vxF -f <(grep '^tests/core/' tests/wheel-tests.args) | tr '\n' ' ')"
   fi
+  case $version in
+    3.14|3.15)
+      # The newest Pythons: the whole core suite too (their argparse, C API and numpy differ
+      # most from the .venv's), with the subset's quick profile.
+      [ -n "${PYTHON_TESTS:-}" ] || tests="$tests $(ls tests/core/test_*.py \
+        | grep -vxF -f <(grep '^tests/core/' tests/wheel-tests.args) | tr '\n' ' ')" ;;
+  esac
   echo "pythons: $(date +%T) testing: $tests"
   # shellcheck disable=SC2086  # $tests is a list of pytest arguments
   env "${env_args[@]+"${env_args[@]}"}" "$venv/bin/python" -m pytest -q -p no:cacheprovider $tests

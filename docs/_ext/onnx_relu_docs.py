@@ -4,8 +4,8 @@
   subcommand, made by the installed package's own parser factory
   (:func:`onnx_relu.cli.build_parser`) when the page is built. The block also holds the text
   itself, so that the page reads on the repository host, where no directive runs; a block whose
-  text is not the parser's is an error, so it cannot drift from the code
-  (``python docs/_ext/onnx_relu_docs.py docs/cli.md`` rewrites the blocks with the parser's).
+  text is not the parser's is an error, so it cannot drift from the code (``make cli-docs``,
+  tools/cli_help.py, rewrites the blocks with the parser's).
   A subcommand the parser has but no page shows is a warning (an error under ``-W``).
 * ``% onnx-relu:include PATH`` (a line in a Markdown page): the text of a file of the repository
   (CHANGELOG.md, BENCHMARKS.md), read when the page is built rather than copied.
@@ -49,31 +49,16 @@ LINK = re.compile(r"(!?)\[([^\]]*)\]\(([^)\s]+)\)")
 
 
 def _subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            return dict(action.choices)
-    return {}
+    from onnx_relu.cli._help import subcommands
+
+    return subcommands(parser)
 
 
 def _help_text(command: str | None) -> str:
-    from onnx_relu.cli import build_parser
+    """The help as docs/cli.md shows it: at the page's width (tools/cli_help.py writes it)."""
+    from onnx_relu.cli._help import help_text
 
-    saved = os.environ.get("COLUMNS")
-    os.environ["COLUMNS"] = "100"  # argparse wraps to the terminal's width; the page's is fixed
-    try:
-        parser = build_parser()
-        if command == "bench":  # the subcommand hands its arguments to the harness's parser
-            from onnx_relu.bench import build_parser as bench_parser
-
-            parser = bench_parser(prog="onnx-relu bench")
-        elif command is not None:
-            parser = _subcommands(parser)[command]
-        return parser.format_help()
-    finally:
-        if saved is None:
-            del os.environ["COLUMNS"]
-        else:
-            os.environ["COLUMNS"] = saved
+    return help_text(command)
 
 
 class HelpDirective(Directive):
@@ -96,8 +81,7 @@ class HelpDirective(Directive):
         if written != text.strip("\n"):
             raise self.error(
                 f"the help text of 'onnx-relu{' ' + command if command else ''}' written in the"
-                " page is not the parser's: run 'python docs/_ext/onnx_relu_docs.py"
-                f" {env.doc2path(env.docname)}' to write it again"
+                " page is not the parser's: run 'make cli-docs' to write it again"
             )
         block = nodes.literal_block(text, text)
         block["language"] = "text"
@@ -230,25 +214,6 @@ def _source_read(app: Sphinx, docname: str, source: list[str]) -> None:
     source[0] = _rewrite_links(text, page, page, repository, docs)
 
 
-HELP_BLOCK = re.compile(r"^```\{onnx-relu-help\}( \S+)?\n.*?^```$", flags=re.MULTILINE | re.DOTALL)
-
-
-def write_help_blocks(page: Path) -> bool:
-    """Rewrite every ``onnx-relu-help`` block of ``page`` with the parser's text; True if the
-    page changed."""
-
-    def block(match: re.Match[str]) -> str:
-        command = match.group(1).strip() if match.group(1) else None
-        text = "\n".join(line.rstrip() for line in _help_text(command).strip("\n").splitlines())
-        return f"```{{onnx-relu-help}}{match.group(1) or ''}\n{text}\n```"
-
-    old = page.read_text(encoding="utf-8")
-    new = HELP_BLOCK.sub(block, old)
-    if new != old:
-        page.write_text(new, encoding="utf-8")
-    return new != old
-
-
 def setup(app: Sphinx) -> dict[str, Any]:
     app.add_directive("onnx-relu-help", HelpDirective)
     app.connect("env-before-read-docs", _init_env)
@@ -257,11 +222,3 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("source-read", _source_read)
     app.connect("autodoc-process-docstring", _undocumented_ufunc_docstring)
     return {"version": "1", "parallel_read_safe": False, "parallel_write_safe": True}
-
-
-if __name__ == "__main__":
-    import sys
-
-    for name in sys.argv[1:] or ["docs/cli.md"]:
-        changed = write_help_blocks(Path(name))
-        print(f"{name}: {'help blocks rewritten' if changed else 'help blocks up to date'}")

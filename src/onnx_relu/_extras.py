@@ -8,7 +8,7 @@ are used. Every place that imports one does it inside :class:`extra_needed`, whi
 module, the extra that provides it and the command that installs that extra here:
 
 - onnx-relu installed from a clone into the clone's ``.venv`` (``make demo``, ``make test``):
-  ``make install EXTRAS=onnx`` (uv, from uv.lock; that ``.venv`` has no pip);
+  ``make install EXTRAS=onnx`` (uv, from uv.lock, at the locked versions);
 - installed from a wheel file (``make wheel``): ``pip install "dist/onnx_relu-...whl[onnx]"``,
   naming that wheel (``uv pip install --python ...`` where the environment has no pip);
 - installed from a source folder into another environment: ``pip install "FOLDER[onnx]"``;
@@ -41,6 +41,7 @@ from .errors import MissingExtraError
 
 __all__ = [
     "extra_needed",
+    "require_modules",
     "missing_extra_error",
     "command_line_message",
     "extra_of",
@@ -60,7 +61,9 @@ def _normalized(name: str) -> str:
 
 
 def _requirements() -> list[tuple[str, str, str]]:
-    """(extra, distribution, requirement) for every requirement of an extra, in metadata order."""
+    """(extra, distribution, requirement) for every requirement of an extra, in metadata order;
+    the requirement without its environment marker (``python_version < "3.15"``), which is
+    noise to a reader; where the marker leaves this Python out, the requirement says so."""
     import importlib.metadata
     import re
 
@@ -75,17 +78,49 @@ def _requirements() -> list[tuple[str, str, str]]:
         name = re.match(r"\s*([A-Za-z0-9._-]+)", requirement)
         if extra is None or name is None:
             continue
-        # what the extra installs and where: the requirement without the `extra ==` clause
-        other = re.sub(r"""\s*(and\s+)?extra\s*==\s*["'][^"']+["']""", "", marker).strip()
-        other = other.removesuffix("and").strip()
-        text = requirement.strip() + (f"; {other}" if other else "")
+        text = requirement.strip()
+        if not _python_included(marker):
+            text += f" (not installed on Python {sys.version_info[0]}.{sys.version_info[1]})"
         found.append((extra[1], _normalized(name[1]), text))
     return found
 
 
+def _python_included(marker: str) -> bool:
+    """Whether this Python satisfies every ``python_version`` clause of ``marker`` (the other
+    clauses are taken as true).
+
+    Examples
+    --------
+    >>> _python_included('python_version < "3.0" and extra == "ort"')
+    False
+    >>> _python_included('extra == "ort"')
+    True
+    """
+    import operator
+    import re
+
+    compare = {
+        "<": operator.lt,
+        "<=": operator.le,
+        ">": operator.gt,
+        ">=": operator.ge,
+        "==": operator.eq,
+        "!=": operator.ne,
+    }
+    here = sys.version_info[:2]
+    for op, version in re.findall(
+        r"""python_version\s*(<=|>=|==|!=|<|>)\s*["']([\d.]+)["']""", marker
+    ):
+        wanted = tuple(int(part) for part in version.split(".")[:2])
+        if not compare[op](here, wanted):
+            return False
+    return True
+
+
 def extra_of(module: str) -> tuple[str, str] | None:
     """The extra that installs the top-level package of ``module`` and the requirement it
-    names (``("ort", 'onnxruntime>=1.23; python_version < "3.15"')``); None if no extra does.
+    names, without its environment marker (``("ort", "onnxruntime>=1.23")``); None if no extra
+    does.
 
     Examples
     --------
@@ -150,15 +185,26 @@ def _pip(source: str | None = None) -> str:
     return f"{'uv' if uv is None else uv} pip install --python {_shown(sys.executable)}"
 
 
-def install_command(extra: str) -> str:
-    """The command that installs onnx-relu's ``extra`` into this environment, for the way
-    onnx-relu itself was installed here (see the module's docstring).
+def install_command(*extras: str) -> str:
+    """The command that installs onnx-relu's ``extras`` (one or more) into this environment,
+    for the way onnx-relu itself was installed here (see the module's docstring).
 
     Examples
     --------
     >>> "onnx" in install_command("onnx")
     True
+    >>> install_command("onnx", "ort").endswith(('EXTRAS="onnx ort"', '[onnx,ort]"'))
+    True
     """
+    if len(extras) > 1:
+        names = " ".join(extras)
+        make = f'EXTRAS="{names}"'
+        extra = ",".join(extras)
+        return _install_command(extra).replace(f"EXTRAS={extra}", make)
+    return _install_command(extras[0])
+
+
+def _install_command(extra: str) -> str:
     origin = _direct_url()
     path = _local_path(origin.get("url"))
     if path is not None and isinstance(origin.get("dir_info"), dict):
@@ -228,6 +274,52 @@ def _error(name: str, extra: str, requirement: str, needed_for: str | None) -> M
     )
     return MissingExtraError(
         message, name=name, extra=extra, requirement=requirement, needed_for=needed_for
+    )
+
+
+def require_modules(needed_for: str, *modules: str) -> None:
+    """Raise one :class:`MissingExtraError` naming every one of ``modules`` (top-level names:
+    ``"onnx"``, ``"onnxruntime"``) that is not installed, the extras that install them and one
+    command that installs all of them; nothing if all are there. Nothing is imported: a
+    command calls it first, so that a user learns at once everything it needs.
+
+    Examples
+    --------
+    >>> require_modules("json work", "json")  # installed: nothing happens
+    """
+    import importlib.util
+
+    missing = []
+    for module in modules:
+        try:
+            found = importlib.util.find_spec(module) is not None
+        except (ImportError, ValueError):  # a module set to None, or without a spec
+            found = False
+        if not found:
+            extra = extra_of(module)
+            if extra is not None:
+                missing.append((module, *extra))
+    if not missing:
+        return
+    if len(missing) == 1:
+        raise _error(missing[0][0], missing[0][1], missing[0][2], needed_for)
+    names = [name for name, _, _ in missing]
+    extras = list(dict.fromkeys(extra for _, extra, _ in missing))
+    sources = " and ".join(
+        f'"{extra}" ({", ".join(r for _, e, r in missing if e == extra)})' for extra in extras
+    )
+    kind = "extra" if len(extras) == 1 else "extras"
+    message = (
+        f"{needed_for} needs {', '.join(names[:-1])} and {names[-1]}, which are not installed:"
+        " they come with"
+        f" onnx-relu's {sources} {kind}; install them with: {install_command(*extras)}"
+    )
+    raise MissingExtraError(
+        message,
+        name=names[0],
+        extra=extras[0],
+        requirement=missing[0][2],
+        needed_for=needed_for,
     )
 
 

@@ -154,7 +154,7 @@ def test_summary_is_a_dozen_lines_every_ratio_higher_is_better_and_the_noise(qui
     _, results, _ = quick_run
     text = bench.format_summary(results)
     lines = text.splitlines()
-    assert len(lines) <= 14, text
+    assert len(lines) <= 15, text
     assert "higher is better" in lines[1]
     assert lines[-1].startswith("Noise: a variant's rounds differ by ")
     rows = {line.split("  ")[0] for line in lines[3:-3]}
@@ -173,7 +173,8 @@ def test_quick_prints_the_summary_and_tables_only_when_asked(tmp_path, capsys):
     assert bench.main(argv) == 0
     short = capsys.readouterr().out
     assert "int8 - GB/s" not in short and "higher is better" in short
-    assert len(short.splitlines()) <= 14
+    assert len(short.splitlines()) <= 17
+    assert short.splitlines()[-2].startswith("Verdict: ")  # the last word
     assert bench.main([*argv, "--tables"]) == 0
     assert "int8 - GB/s" in capsys.readouterr().out
 

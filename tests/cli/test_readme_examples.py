@@ -64,6 +64,8 @@ def test_apply_examples_run(tmp_path):
     assert same_bits(read_tensor(tmp_path / "x.npy"), expected_relu(x))
     for name in ("y.npy", "y.pb", "z.npy", "piped.npy", "piped.pb"):
         assert same_bits(read_tensor(tmp_path / name), expected_relu(x))
+    for name in ("y.npy", "y.pb", "z.npy"):  # the folder's files, and the two files after
+        assert same_bits(read_tensor(tmp_path / "relu-batch" / name), expected_relu(x))
 
 
 @requires("onnxruntime")  # the example runs the model in onnxruntime

@@ -61,6 +61,7 @@ from .report import (
     NotBenchmarkResults,
     format_summary,
     format_tables,
+    format_verdict,
     plot_results,
     read_results,
     write_json,
@@ -74,6 +75,7 @@ __all__ = [
     "run_benchmark",
     "run_scan",
     "format_summary",
+    "format_verdict",
     "format_tables",
     "plot_results",
     "read_results",
@@ -104,12 +106,37 @@ def _unwritable_reason(path: str) -> str | None:
     return None
 
 
-def build_parser(prog: str = "python -m onnx_relu.bench") -> argparse.ArgumentParser:
-    """The harness's argument parser (``prog`` names the program in help and usage)."""
+# Paragraphs, reflowed to the terminal by onnx_relu.cli._help.HelpFormatter; the indented lines
+# are examples, each "COMMAND  # comment", kept as written.
+_EXAMPLES = """\
+examples:
+  {prog} --quick  # a first look, under a minute
+  {prog} --quick --tables  # with every table
+  {prog} --skip-largest  # the whole run without 512 MiB
+  {prog} --types float32 bfloat16 --sizes 4M 64M
+  {prog} --threads 1 2 4 --peers numpy onnxruntime
+  {prog} --replot onnx-relu-bench.json --png again.png
+  {prog} --scan  # store and thread thresholds
+  {prog} --models cnn --quick  # whole models in onnxruntime
+
+--quick ends with a verdict: float32 GB/s beside the copy ceiling of this machine, or
+"inconclusive" when the machine was too busy for the figures to mean anything.
+"""
+
+
+def build_parser(
+    prog: str = "python -m onnx_relu.bench",
+    formatter_class: type[argparse.HelpFormatter] = argparse.RawDescriptionHelpFormatter,
+) -> argparse.ArgumentParser:
+    """The harness's argument parser (``prog`` names the program in help and usage;
+    ``onnx-relu bench`` gives the command's ``formatter_class``, which reflows the help to the
+    terminal)."""
     parser = argparse.ArgumentParser(
         prog=prog,
         description="Benchmark onnx-relu against a copy ceiling, numpy, onnxruntime and torch "
         "(each where installed): GB/s tables, ratios, JSON and a PNG.",
+        epilog=_EXAMPLES.format(prog=prog),
+        formatter_class=formatter_class,
     )
     option = parser.add_argument
     option(
@@ -147,18 +174,21 @@ def build_parser(prog: str = "python -m onnx_relu.bench") -> argparse.ArgumentPa
         nargs="*",
         default=list(PEERS),
         choices=PEERS,
-        help="peers to include where installed (default: all)",
+        metavar="PEER",
+        help=f"peers to include where installed: {', '.join(PEERS)} (default: all)",
     )
     option(
         "--rounds",
         type=integer_at_least_one,
         default=None,
+        metavar="N",
         help="interleaved rounds; the median is reported (default 5)",
     )
     option(
         "--batch-ms",
         type=positive_number("milliseconds"),
         default=None,
+        metavar="MS",
         help="target length of one timed batch in ms (default 20)",
     )
     option(
@@ -197,7 +227,9 @@ def build_parser(prog: str = "python -m onnx_relu.bench") -> argparse.ArgumentPa
     option(
         "--figures",
         choices=("start-up", "layouts", "thread-scaling", "arrays"),
-        help="instead of the benchmark: one set of focused same-run figures (see"
+        metavar="SET",
+        help="instead of the benchmark: one set of focused same-run figures, start-up, layouts,"
+        " thread-scaling or arrays (see"
         " onnx_relu.bench.figures): start-up times of fresh processes, views numpy cannot merge"
         " against contiguous arrays, N Python threads calling relu, or arrays (the 6-element"
         " call against np.maximum, torch and jax round trips: onnx_relu.bench.arrays)",
@@ -208,7 +240,8 @@ def build_parser(prog: str = "python -m onnx_relu.bench") -> argparse.ArgumentPa
         choices=("cnn", "mlp"),
         default=None,
         metavar="MODEL",
-        help="instead of the benchmark: whole models (a CNN and an MLP, built here; default"
+        help="instead of the benchmark: whole models, cnn or mlp (a CNN and an MLP, built here;"
+        " default"
         " both) in onnxruntime -- stock, with the onnx-relu library (each choice) and"
         " legalized -- as same-run time ratios to stock, at the first of --threads (default"
         " 2) intra-op threads (--rounds, default 10; 2 with --quick)",
@@ -221,7 +254,11 @@ def build_parser(prog: str = "python -m onnx_relu.bench") -> argparse.ArgumentPa
     return parser
 
 
-def main(argv: Sequence[str] | None = None, prog: str = "python -m onnx_relu.bench") -> int:
+def main(
+    argv: Sequence[str] | None = None,
+    prog: str = "python -m onnx_relu.bench",
+    formatter_class: type[argparse.HelpFormatter] = argparse.RawDescriptionHelpFormatter,
+) -> int:
     """Run the benchmark from the command line; return the exit status.
 
     Parameters
@@ -230,6 +267,8 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m onnx_relu.ben
         The arguments (default: ``sys.argv[1:]``); ``--help`` lists them.
     prog : str, optional
         The program name shown in help and usage messages (``onnx-relu bench`` from the CLI).
+    formatter_class : type, optional
+        argparse's formatter of the help (the command line's reflows it to the terminal).
 
     Returns
     -------
@@ -247,7 +286,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m onnx_relu.ben
     onnx-relu bench: 1 types, 3 rounds, ...
     0
     """
-    parser = build_parser(prog)
+    parser = build_parser(prog, formatter_class)
     try:
         args = parser.parse_args(sys.argv[1:] if argv is None else list(argv))
     except SystemExit as exc:  # --help, usage errors
@@ -348,9 +387,9 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m onnx_relu.ben
     if args.json:
         write_json(results, args.json)
         print(f"wrote {args.json}" + ("" if args.tables else " (every round of every variant)"))
-    if args.no_plot or not args.png:
-        return 0
-    return _plot(results, args.png)
+    status = 0 if args.no_plot or not args.png else _plot(results, args.png)
+    print(format_verdict(results))  # the last word: what the run says of this machine
+    return status
 
 
 def _plot(results: dict[str, Any], path: str) -> int:

@@ -16,6 +16,7 @@ from .run import SCHEMA, key
 __all__ = [
     "NotBenchmarkResults",
     "format_summary",
+    "format_verdict",
     "format_tables",
     "write_json",
     "read_results",
@@ -98,6 +99,16 @@ SUMMARY_ROWS = [
 ]
 
 
+#: The types onnxruntime's CPU provider has Relu kernels for (opset 14): the summary's ratios to
+#: onnxruntime are medians over these only. float16 is left out: onnxruntime runs it through
+#: Cast nodes it inserts, a different job; bfloat16, int16 and int64 it does not run at all.
+ORT_KERNEL_TYPES = ("float32", "float64", "int8", "int32")
+#: Ratios that involve onnxruntime (restricted to :data:`ORT_KERNEL_TYPES` in the summary).
+_ORT_RATIOS = ("out / onnxruntime", "backend run / onnxruntime run")
+#: Above this noise (:func:`noise`) the verdict says the run is inconclusive.
+BUSY_NOISE = 0.20
+
+
 def noise(results: dict[str, Any]) -> float:
     """How much one variant's rounds differ: the median over records of (slowest round /
     fastest round - 1); 0 for a run of one round."""
@@ -120,6 +131,8 @@ def format_summary(results: dict[str, Any]) -> str:
     sizes = [size for size in config["sizes"]]
     by_row: dict[str, dict[str, list[float]]] = {}
     for ratio in results["ratios"]:
+        if ratio["ratio"] in _ORT_RATIOS and ratio["type"] not in ORT_KERNEL_TYPES:
+            continue
         for label, name, at_top in SUMMARY_ROWS:
             if ratio["ratio"] == name and ratio["threads"] == (top if at_top else 1):
                 by_row.setdefault(label, {}).setdefault(ratio["size"], []).append(ratio["value"])
@@ -145,6 +158,12 @@ def format_summary(results: dict[str, Any]) -> str:
             for size in sizes
         )
         lines.append(shown.ljust(name_width) + cells)
+    if any(label in by_row for label, name, _ in SUMMARY_ROWS if name in _ORT_RATIOS):
+        ort_types = [t for t in config["types"] if t in ORT_KERNEL_TYPES]
+        lines.append(
+            f"  (onnxruntime rows over {', '.join(ort_types)}: its Relu kernels; float16, run"
+            " through casts, left out)"
+        )
     lines += _overhead_lines(results)
     spread = noise(results)
     lines.append(
@@ -152,6 +171,56 @@ def format_summary(results: dict[str, Any]) -> str:
         f" ratios within about {spread:.0%} of each other are equal on this run."
     )
     return "\n".join(lines)
+
+
+def format_verdict(results: dict[str, Any]) -> str:
+    """Two lines for the end of a run: float32 GB/s of ``relu(x, out=y)`` beside the copy
+    ceiling measured in the same run (the largest size measured, the most threads), and
+    whether the run can be trusted: "inconclusive: the machine is busy (noise N %)" when a
+    variant's rounds differ by more than :data:`BUSY_NOISE`."""
+    top = max(results["config"]["threads"])
+    gbps: dict[tuple[str, int], dict[str, float]] = {}
+    size_bytes: dict[str, int] = {}
+    for record in results["results"]:
+        if record["type"] == "float32":
+            gbps.setdefault((record["size"], record["threads"]), {})[record["variant"]] = record[
+                "gbps"
+            ]
+            size_bytes[record["size"]] = record["bytes"]
+    spread = noise(results)
+    load = results["machine"].get("load_average")
+    load_text = f", load average {load[0]:.1f}" if load else ""
+    figures = "Verdict: no float32 figures in this run (add float32 to --types)"
+    for size in sorted(size_bytes, key=size_bytes.__getitem__, reverse=True):
+        here = gbps.get((size, top), {})
+        relu = here.get("onnx_relu out")
+        ceiling = max(
+            (
+                value
+                for value in (
+                    here.get("copy streaming"),
+                    here.get("copy regular"),
+                    gbps.get((size, 1), {}).get("np.copyto"),
+                )
+                if value
+            ),
+            default=None,
+        )
+        if relu is None or ceiling is None:
+            continue
+        figures = (
+            f"Verdict: float32 at {size}, {top} thread(s): relu(x, out=y) {relu:.1f} GB/s, the"
+            f" copy ceiling of this machine {ceiling:.1f} GB/s ({relu / ceiling:.0%} of it)"
+        )
+        break
+    if spread > BUSY_NOISE:
+        trust = (
+            f"inconclusive: the machine is busy (noise {spread:.0%}{load_text}); run it again"
+            " when it is quieter"
+        )
+    else:
+        trust = f"conclusive: noise {spread:.0%}, under {BUSY_NOISE:.0%}{load_text}"
+    return f"{figures}\n  {trust}"
 
 
 def _cell(value: float | None, width: int, ratio: bool = False) -> str:

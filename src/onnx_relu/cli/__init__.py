@@ -7,7 +7,7 @@ module and one list entry. What they share (exit statuses, signals, the one guar
 path checks) is in :mod:`._common`. With no subcommand the demo runs. Importing this package
 imports none of the optional packages: each subcommand imports what it needs when it runs.
 
-Exit status: 0 success; 1 a check failed or the job could not be done (disk full, cluster
+exit status: 0 success; 1 a check failed or the job could not be done (disk full, cluster
 failure, missing optional package); 2 usage error: bad arguments or input the user must fix
 (unknown option, missing or corrupt input file, wrong suffix, type not allowed, missing output
 folder), reported on one line without a traceback; 128 + N when stopped by signal N (130 for
@@ -39,27 +39,30 @@ from ._common import (
     EXIT_OK,
     EXIT_USAGE,
     PROG,
-    HelpFormatter,
     complete_standard_output,
     warnings_as_lines,
 )
+from ._help import HelpFormatter
 
 __all__ = ["main", "build_parser", "EXIT_OK", "EXIT_FAILED", "EXIT_USAGE"]
 
+# Paragraphs, reflowed to the terminal by ._help.HelpFormatter; the indented lines are examples,
+# each "COMMAND  # comment", kept as written.
 _MAIN_EXAMPLES = f"""\
 examples:
-  {PROG}                                  run the specification's nine examples (the demo)
-  {PROG} apply x.npy y.npy                y = Relu(x), written atomically
+  {PROG}  # the demo: the spec's examples
+  {PROG} apply x.npy y.npy  # y = Relu(x), atomically
   {PROG} apply --opset 13 input_0.pb output_0.pb
-  {PROG} apply --in-place big.npy         rewrite big.npy itself, chunk by chunk
-  {PROG} apply in.zarr out.zarr --dask    on a Dask LocalCluster (or --scheduler ADDRESS)
-  {PROG} run model.onnx -i X=x.npy -o out/   run a Relu model on tensor files
-  {PROG} check model.onnx                 judge every Relu node of any model (exit 1: findings)
-  {PROG} legalize model.onnx fixed.onnx   make onnxruntime run every Relu (bfloat16, int16...)
-  {PROG} bench --skip-largest             throughput against the copy ceiling and the peers
+  {PROG} apply batch/ out/  # every tensor file of batch/
+  {PROG} apply --in-place big.npy  # rewrite big.npy itself
+  {PROG} apply in.zarr out.zarr --dask  # on a Dask LocalCluster
+  {PROG} run model.onnx -i X=x.npy -o out/  # a Relu model
+  {PROG} check model.onnx  # judge every Relu node
+  {PROG} legalize model.onnx fixed.onnx  # for onnxruntime
+  {PROG} bench --quick  # the speed on this machine
 
-exit status: 0 success, 1 failure (a check failed or the job could not be done),
-2 usage error (bad arguments or input files), 128+N stopped by signal N (130: Ctrl-C).
+exit status: 0 success, 1 failure (a check failed or the job could not be done), 2 usage error
+(bad arguments or input files), 128+N stopped by signal N (130: Ctrl-C).
 """
 
 
@@ -108,16 +111,29 @@ def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``onnx-relu`` command, with every subcommand."""
     parser = argparse.ArgumentParser(
         prog=PROG,
-        description="The ONNX Relu operator, exact for every type of every version.\n"
-        "With no command: run the specification's nine examples and check every result.",
+        description="The ONNX Relu operator, exact for every type of every version. With no"
+        " command: run the specification's nine examples and check every result.",
         epilog=_MAIN_EXAMPLES,
         formatter_class=HelpFormatter,
     )
     parser.add_argument("--version", action=_PrintVersion)
-    commands = parser.add_subparsers(title="commands", metavar="COMMAND")
+    commands = parser.add_subparsers(title="commands", metavar="COMMAND", dest="command")
     for subcommand in _subcommands():
         subcommand.add_command(commands)
     return parser
+
+
+def _parse(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:
+    """``argv`` parsed; arguments a subcommand does not take (``apply --fast``, one too many)
+    are reported by that subcommand's parser, with its usage line, rather than the command's
+    ("onnx-relu: error: unrecognized arguments")."""
+    from ._help import subcommands
+
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        own = subcommands(parser).get(getattr(args, "command", None) or "", parser)
+        own.error(f"unrecognized arguments: {' '.join(extra)}")
+    return args
 
 
 def _flushed(status: int) -> int:
@@ -182,7 +198,7 @@ def _main(argv: list[str]) -> int:
             return bench.run(argv[1:])
         parser = build_parser()
         try:
-            args = parser.parse_args(argv)
+            args = _parse(parser, argv)
         except SystemExit as exc:  # argparse exits on --help, --version and usage errors
             return exc.code if isinstance(exc.code, int) else EXIT_USAGE
         handler: Callable[[argparse.Namespace], int] = getattr(args, "handler", demo.run)

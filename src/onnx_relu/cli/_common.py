@@ -404,32 +404,6 @@ def _is_lost_connection(exc: OSError) -> bool:
     return isinstance(exc, ConnectionError) or type(exc).__name__ == "CommClosedError"
 
 
-class HelpFormatter(argparse.RawDescriptionHelpFormatter):
-    """argparse's layout, with the description and epilog kept line by line (the examples stay
-    aligned) and every line longer than the terminal wrapped, indented as it starts. The width
-    is argparse's: the terminal's, or ``COLUMNS``, less 2."""
-
-    def _fill_text(self, text: str, width: int, indent: str) -> str:
-        import textwrap
-
-        lines = []
-        for line in text.splitlines():
-            if len(indent) + len(line) <= width or not line.strip():
-                lines.append(indent + line)
-                continue
-            own = line[: len(line) - len(line.lstrip())]
-            lead = indent + own
-            lines += textwrap.wrap(
-                line.strip(),
-                width,
-                initial_indent=lead,
-                subsequent_indent=lead + ("  " if own else ""),  # an example's own comment
-                break_on_hyphens=False,
-                break_long_words=False,
-            )
-        return "\n".join(lines)
-
-
 def add_subcommand(
     commands: argparse._SubParsersAction[argparse.ArgumentParser],
     name: str,
@@ -438,14 +412,22 @@ def add_subcommand(
     help: str,  # argparse's own name for it
     description: str,
     epilog: str | None = None,
+    usage: str | None = None,
 ) -> argparse.ArgumentParser:
     """Add the subcommand ``name`` to ``commands``, run by ``run``; return its parser.
 
-    Its help is laid out by :class:`HelpFormatter`: the description and the epilog (the
-    examples) keep their lines, each wrapped to the terminal.
+    Its help is laid out by :class:`._help.HelpFormatter`: the description and the epilog are
+    paragraphs reflowed to the terminal, their examples kept as written.
     """
+    from ._help import HelpFormatter
+
     parser: argparse.ArgumentParser = commands.add_parser(
-        name, help=help, description=description, epilog=epilog, formatter_class=HelpFormatter
+        name,
+        help=help,
+        description=description,
+        epilog=epilog,
+        usage=usage,
+        formatter_class=HelpFormatter,
     )
     parser.set_defaults(handler=run)
     return parser

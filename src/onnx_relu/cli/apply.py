@@ -21,15 +21,39 @@ from ._common import (
     thread_limit,
 )
 
+# Paragraphs, reflowed to the terminal by ._help.HelpFormatter; the indented lines are examples,
+# each "COMMAND  # comment", kept as written.
+_APPLY_USAGE = """\
+%(prog)s [options] IN OUT
+       %(prog)s [options] IN... OUTDIR
+       %(prog)s [options] DIR OUTDIR
+       %(prog)s --in-place [options] IN"""
+
+_APPLY_DESCRIPTION = f"""\
+Apply Relu to the tensor in IN and write it to OUT. IN and OUT are .npy (NumPy) or .pb (ONNX
+TensorProto) files, in any combination; .npy is processed in windows of
+{DEFAULT_CHUNK_BYTES >> 20} MiB, so files larger than memory work. With --dask, IN and OUT are
+Zarr stores processed on a Dask cluster.
+
+Many files in one process: with several INs and a folder OUTDIR last (as cp takes them), each
+IN is written to OUTDIR under its own name; with a folder DIR as IN, every .npy and .pb file
+directly in DIR is. OUTDIR is made if missing. Each file is written atomically; a file that
+fails gets one line and the others go on; a summary line ends the job on standard error, and
+the exit status is the worst file's.
+"""
+
 _APPLY_EXAMPLES = f"""\
 examples:
-  {PROG} apply x.npy y.npy                     .npy in chunks: memory stays flat
-  {PROG} apply x.npy y.pb                      any mix of .npy and .pb (ONNX TensorProto)
+  {PROG} apply x.npy y.npy  # in windows: flat memory
+  {PROG} apply x.npy y.pb  # any mix of .npy and .pb
   {PROG} apply --opset 13 input_0.pb output_0.pb
-  {PROG} apply --in-place big.npy
+  {PROG} apply batch/ out/  # each tensor file of batch/
+  {PROG} apply a.npy b.npy c.pb out/  # three files into out/
+  {PROG} apply --in-place big.npy  # rewrite big.npy itself
+  {PROG} apply in.zarr out.zarr --dask  # on a Dask LocalCluster
   {PROG} apply in.zarr out.zarr --dask --scheduler tcp://10.0.0.5:8786
-  {PROG} apply - - < x.npy > y.npy             standard input to standard output
-  producer | {PROG} apply --format pb - y.npy  a TensorProto read from a pipe
+  {PROG} apply - - < x.npy > y.npy  # standard input to output
+  producer | {PROG} apply --format pb - y.npy  # .pb from a pipe
 
 '-' is standard input (IN) or standard output (OUT). Standard input's format is told from its
 data (.npy starts with a magic string) or given by --format; standard output gets --format or
@@ -55,21 +79,17 @@ def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         "apply",
         run,
         help="apply Relu to a tensor file (.npy, .pb) or a Zarr store (--dask)",
-        description="Apply Relu to the tensor in IN and write it to OUT. IN and OUT are .npy\n"
-        "(NumPy) or .pb (ONNX TensorProto) files, in any combination; .npy is processed in\n"
-        f"windows of {DEFAULT_CHUNK_BYTES >> 20} MiB, so files larger than memory work."
-        " With --dask, IN and\n"
-        "OUT are Zarr stores processed on a Dask cluster.",
+        description=_APPLY_DESCRIPTION,
         epilog=_APPLY_EXAMPLES,
+        usage=_APPLY_USAGE,
     )
     parser.add_argument(
-        "input", metavar="IN", help="the input tensor file or Zarr store; - for standard input"
-    )
-    parser.add_argument(
-        "output",
-        metavar="OUT",
-        nargs="?",
-        help="where to write the result; - for standard output (omit with --in-place)",
+        "paths",
+        metavar="IN",
+        nargs="+",
+        help="the input(s), then the output: IN OUT, IN... OUTDIR, DIR OUTDIR, or one IN with"
+        " --in-place; tensor files (.npy, .pb), Zarr stores with --dask, '-' for standard"
+        " input or output",
     )
     parser.add_argument(
         "--format",
@@ -118,7 +138,7 @@ def _check_options(args: argparse.Namespace) -> None:
 
     if args.scheduler and not args.dask:
         raise UsageError("--scheduler needs --dask (it is the Dask scheduler's address)")
-    if args.format is not None and STDIO not in (args.input, args.output):
+    if args.format is not None and STDIO not in args.paths:
         raise UsageError(
             f"--format {args.format} is the format of '-' (standard input or output); files are"
             " told by their suffix (.npy, .pb)"
@@ -144,15 +164,16 @@ def _distributed_logs_quiet() -> Iterator[None]:
         logging.disable(previous)
 
 
-def _apply(args: argparse.Namespace) -> int:
+def apply_one(args: argparse.Namespace, source: str, destination: str | None) -> int:
+    """Relu from ``source`` to ``destination`` (None: in place, or missing) with the options of
+    ``args``: the job of ``apply IN OUT``; raises as :func:`onnx_relu.files.plan.plan_apply`."""
     from ..files.plan import Names, plan_apply
     from ._progress_bar import progress_bar
 
-    _check_options(args)
     with (
         plan_apply(
-            args.input,
-            args.output,
+            source,
+            destination,
             in_place=args.in_place,
             dask=args.dask,
             stream_format=args.format,
@@ -167,15 +188,26 @@ def _apply(args: argparse.Namespace) -> int:
     ):
         progress = None
         if not plan.stdio:  # (no progress bar for a pipe's job)
-            description = f"relu {os.path.basename(args.input.rstrip('/'))}"
+            description = f"relu {os.path.basename(source.rstrip('/'))}"
             progress = stack.enter_context(progress_bar(description, enabled=not args.quiet))
         stack.enter_context(_distributed_logs_quiet() if args.dask else thread_limit(args.threads))
         plan.run(progress)
     return EXIT_OK
 
 
+def _apply(args: argparse.Namespace) -> int:
+    _check_options(args)
+    source, *rest = args.paths
+    return apply_one(args, source, rest[0] if rest else None)
+
+
 def run(args: argparse.Namespace) -> int:
-    """Check the arguments, then apply Relu; see :func:`._common.run_guarded` for the statuses."""
+    """Check the arguments, then apply Relu; see :func:`._common.run_guarded` for the statuses.
+    Many files (:func:`._many.is_many`) are done by :func:`._many.run_many`."""
+    from ._many import is_many, run_many
+
+    if is_many(args):
+        return run_many(args)
     aftermath = _IN_PLACE_AFTERMATH if args.in_place else None
     return run_guarded(
         f"{PROG} apply",

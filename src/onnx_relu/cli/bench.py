@@ -21,5 +21,6 @@ def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
 def run(argv: list[str]) -> int:
     """Run the harness with everything after "bench" (its own parser reads it)."""
     from ..bench import main as bench_main
+    from ._help import HelpFormatter
 
-    return bench_main(argv, prog=f"{PROG} bench")
+    return bench_main(argv, prog=f"{PROG} bench", formatter_class=HelpFormatter)

@@ -33,13 +33,17 @@ if TYPE_CHECKING:  # onnx is imported only when a model is checked
 #: The suffix of the models searched for in folders (compared in lower case).
 MODEL_SUFFIX = ".onnx"
 
+# Paragraphs, reflowed to the terminal by ._help.HelpFormatter; the indented lines are examples,
+# each "COMMAND  # comment", kept as written.
 _CHECK_EXAMPLES = f"""\
 examples:
   {PROG} check model.onnx
-  {PROG} check models/ extra.onnx              every *.onnx under models/, recursively
-  {PROG} check --format json models/ | jq .   one JSON object per model, one per line
+  {PROG} check models/ extra.onnx  # every *.onnx under models/
+  {PROG} check --format json models/ | jq .  # one object per model
 
-exit status: 0 no findings; 1 a model has findings; 2 a model cannot be read (or bad arguments).
+exit status: 0 no findings; 1 a model has findings; 2 a model cannot be read (or bad
+arguments).
+
 JSON object: {{"path", "opset", "findings": [{{"node", "type", "version", "allowed_types",
 "kind", "message"}}]}}, or {{"path", "error"}} for a model that cannot be read.
 """
@@ -53,9 +57,11 @@ def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         run,
         help="judge every Relu node of models (type allowed at its opset, attributes)",
         description="Judge every ai.onnx Relu node of ONNX models: is its input type allowed "
-        "by the Relu version of the model's opset, are its attributes valid for that version?\n"
-        "Text output: one finding per line, as 'PATH: NODE: MESSAGE' (or 'PATH: no "
-        "findings'). A summary line goes to standard error when it is a terminal.",
+        "by the Relu version of the model's opset, are its attributes valid for that version?"
+        "\n\nText output: one finding per line on standard output, as 'PATH: NODE: MESSAGE' (or"
+        " 'PATH: no findings'), and for each model with findings 'N finding(s) in PATH' on"
+        " standard error; when standard error is a terminal, a summary line (how many models"
+        " were clean, had findings, could not be read) ends it.",
         epilog=_CHECK_EXAMPLES,
     )
     parser.add_argument(
@@ -111,6 +117,9 @@ def _check_one(model: Endpoint) -> tuple[int | None, list[Finding]]:
     """The model's ai.onnx opset and its findings; raises as ``check_model`` does."""
     model.require_readable()
     model.require_model_file()
+    from .._extras import require_modules
+
+    require_modules("check", "onnx")
     from ..onnx import ai_onnx_opset, check_model, load_model
 
     loaded = load_model(model, external_data=False)

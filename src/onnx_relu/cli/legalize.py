@@ -34,12 +34,13 @@ def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         description="Write a copy of MODEL in which onnxruntime's CPU provider can run every "
         "Relu node (bfloat16, int16, int64 ...), with onnx-relu's values. Other nodes are "
         "untouched. OUT is written atomically.",
+        # paragraphs, reflowed by ._help.HelpFormatter; indented: "COMMAND  # comment" examples
         epilog=f"examples:\n  {PROG} legalize model.onnx model.ort.onnx\n"
-        f"  {PROG} legalize --exact model.onnx model.exact.onnx   also make float Relus exact\n"
-        f"  {PROG} legalize --exact --convert-opset 13 old.onnx new.onnx   an opset 6-12 model\n"
-        "\nIt prints each Relu node it rewrote (path: node: type -> rewrite) and a summary line\n"
-        "(on standard error when OUT is -). With nothing to rewrite it says so, writes OUT as\n"
-        "a copy of MODEL and exits 0.",
+        f"  {PROG} legalize --exact model.onnx exact.onnx  # float Relus exact too\n"
+        f"  {PROG} legalize --exact --convert-opset 13 old.onnx new.onnx\n"
+        "\nIt prints each Relu node it rewrote (path: node: type -> rewrite) and a summary line"
+        " (on standard error when OUT is -). With nothing to rewrite it says so, writes OUT as"
+        " a copy of MODEL and exits 0.",
     )
     parser.add_argument("model", metavar="MODEL.onnx", help="the model file")
     parser.add_argument(
@@ -71,6 +72,7 @@ def run(args: argparse.Namespace) -> int:
     """Legalize the model and write it to OUT atomically."""
 
     def work() -> int:
+        from .._extras import require_modules
         from ..io.endpoint import Endpoint, refuse_terminal_output
 
         source = Endpoint.input(args.model, "MODEL")
@@ -85,6 +87,8 @@ def run(args: argparse.Namespace) -> int:
             refuse_terminal_output("a binary model", "> OUT.onnx")
         else:
             destination.require_writable()
+        # the arguments checked, the packages: every one missing, said at once
+        require_modules("legalize", "onnx", "onnxruntime")
         from ..errors import LegalizationError
         from ..io.streams import open_output
         from ..onnx import legalize_with_report

@@ -24,19 +24,23 @@ TYPE_CHECKING = False  # (not typing's: see onnx_relu.io.streams)
 if TYPE_CHECKING:
     from typing import Any
 
+# Paragraphs, reflowed to the terminal by ._help.HelpFormatter; the indented lines are examples,
+# each "COMMAND  # comment", kept as written.
 _RUN_EXAMPLES = f"""\
 examples:
-  {PROG} run model.onnx -i X=x.npy -o results/          writes results/<output name>.npy
-  {PROG} run model.onnx -i x.npy -o results/            a model with one input needs no NAME
+  {PROG} run model.onnx -i X=x.npy -o results/  # writes results/Y.npy
+  {PROG} run model.onnx -i x.npy -o results/  # one input: no NAME=
   {PROG} run model.onnx -i a=a.pb -i b=b.npy -o out/ --format pb
-  {PROG} run resnet.onnx -i data=x.npy -o out/ --engine onnxruntime   any model
+  {PROG} run resnet.onnx -i data=x.npy -o out/ --engine onnxruntime
 
 With the default engine (onnx-relu) the model must consist of ai.onnx Relu nodes only. With
 --engine onnxruntime any model runs in onnxruntime's CPU provider, its Relu nodes (every type,
 bfloat16, int16 and int64 included) on the onnx-relu library. Inputs are .npy or .pb files;
 types must be the declared ones, and Relu's the ones the model's opset allows. Each output is
-written atomically; nothing is written unless the whole model ran.
+written atomically; nothing is written unless the whole model ran. MODEL is one file: for a
+folder of models, run it once per model.
 """
+
 
 #: Characters allowed as they are in an output file name; others become "_".
 _SAFE_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
@@ -279,8 +283,20 @@ def _run_model_files(args: argparse.Namespace) -> list[str]:
     from ..io.endpoint import Endpoint
 
     model = Endpoint.input(args.model, "MODEL")
+    if os.path.isdir(args.model):
+        raise UsageError(
+            f"MODEL {args.model!r} is a folder, not a model: give one .onnx file"
+            f" ({PROG} check takes folders)"
+        )
     model.require_readable()
     model.require_model_file()
+    from .._extras import require_modules
+
+    # the model's path checked, the packages: every one missing, said at once
+    if args.engine == "onnxruntime":
+        require_modules("run --engine onnxruntime", "onnx", "onnxruntime")
+    else:
+        require_modules("run", "onnx")
     if args.engine == "onnxruntime":
         output_names, paths, outputs = _run_onnxruntime(args)
     else:
@@ -295,11 +311,20 @@ def _run_model_files(args: argparse.Namespace) -> list[str]:
     return written
 
 
+def _check_options(args: argparse.Namespace) -> None:
+    """The combinations of the command's own options."""
+    if args.exact and args.engine != "onnxruntime":
+        raise UsageError(
+            "--exact needs --engine onnxruntime (the onnx-relu engine is always exact)"
+        )
+
+
 def run(args: argparse.Namespace) -> int:
     """Run the model on the input files; write each output to the output folder."""
     from ._common import EXIT_FAILED, fail
 
     def work() -> int:
+        _check_options(args)
         try:
             lines = _run_model_files(args)
         except _OrtRunFailed as exc:
