@@ -13,6 +13,7 @@ count, the thresholds and streaming-store ISA, and the cache's limits, and relea
 
 from __future__ import annotations
 
+import gc
 import os
 import random
 import subprocess
@@ -143,6 +144,7 @@ def test_callers_and_setters_at_once_give_exact_results(restore_settings):
 
         return run
 
+    gc.collect()  # blocks that garbage of an earlier test (in this worker) still holds
     before = cache_info()
     with kernel_tuned(**TUNING):
         set_cache_limits(max_bytes=8 << 20, min_bytes=CACHE_MIN_BYTES)
