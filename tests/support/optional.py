@@ -15,6 +15,9 @@ import pytest
 
 OPTIONAL_PACKAGES = frozenset(
     {"onnx", "onnxruntime", "zarr", "numcodecs", "dask", "distributed", "matplotlib", "tqdm"}
+    # the libraries whose arrays and models users bring (pyproject.toml's interop group)
+    | {"jax", "jaxlib", "array_api_strict", "array_api_compat", "scipy", "pandas", "pyarrow"}
+    | {"xarray", "torch", "onnx_ir", "onnxscript", "sklearn", "skl2onnx"}
 )
 
 
