@@ -143,12 +143,14 @@ def check_model(model_or_path: onnx.ModelProto | str | bytes) -> list[Finding]:
         (a ValueError) if the content is not a readable ONNX model, or it has Relu nodes but no
         ai.onnx opset (or one the installed onnx does not know).
     """
-    return _judged(model_or_path)[1]
+    return _judged(model_or_path, weights=False)[1]
 
 
-def _judged(model_or_path: object) -> tuple[TypedModel, list[Finding]]:
-    """The model's Relu nodes with their types, and the findings about them (legalize's start)."""
-    typed = typed_relu_sites(model_or_path)
+def _judged(model_or_path: object, *, weights: bool = True) -> tuple[TypedModel, list[Finding]]:
+    """The model's Relu nodes with their types, and the findings about them (legalize's start;
+    ``weights=False``: the model read without its large tensors' values, for a judge that
+    hands on what it was given, :func:`._models.read_model`)."""
+    typed = typed_relu_sites(model_or_path, weights=weights)
     if typed.version is None or typed.opset is None:  # no Relu node
         return typed, []
     found = []

@@ -286,7 +286,7 @@ def _checked_sites(model: Any) -> Any:
     from ._rules import refusal_class
     from .check import _judged
 
-    typed, findings = _judged(model)
+    typed, findings = _judged(model, weights=False)
     blocking = [
         finding
         for finding in findings
@@ -313,8 +313,9 @@ def _onnxruntime_runs(input_type: str | None, opset: int) -> bool:
 
 
 def _library_nodes(typed: Any, exact: bool) -> Any:
-    """A copy of the model with the chosen Relu nodes in the library's domain, or None when no
-    node is chosen (the model can go to onnxruntime as it is)."""
+    """A copy of the model (as read: without its large tensors' values where it was read so)
+    with the chosen Relu nodes in the library's domain, or None when no node is chosen (the
+    model can go to onnxruntime as it was given)."""
     import onnx
 
     from ._graph import graph_at
@@ -327,7 +328,9 @@ def _library_nodes(typed: Any, exact: bool) -> Any:
     if not chosen:
         return None
     model = onnx.ModelProto()
-    model.CopyFrom(typed.model)
+    given = None if typed.loaded is None else typed.loaded.given
+    # a ModelProto given: its copy, weights and all (the model judged may lack them)
+    model.CopyFrom(given if isinstance(given, onnx.ModelProto) else typed.model)
     functions = set()
     for site in chosen:
         root = model.graph if site.function is None else model.functions[site.function]
@@ -339,6 +342,38 @@ def _library_nodes(typed: Any, exact: bool) -> Any:
         if not any(entry.domain == ORT_LIBRARY_DOMAIN for entry in holder.opset_import):
             holder.opset_import.append(onnx.helper.make_opsetid(ORT_LIBRARY_DOMAIN, 1))
     return model
+
+
+def _refuse_library_domain(typed: Any) -> None:
+    """A model that names the library's domain itself (a local function, a node, an opset
+    import) would have its meaning changed by the library's registration: refused."""
+    from ..errors import InvalidModelError
+    from ._ir import domains_used
+
+    if ORT_LIBRARY_DOMAIN in domains_used(typed.model):
+        raise InvalidModelError(
+            f"onnx_relu.ort_session refuses the model: it uses the operator domain"
+            f" {ORT_LIBRARY_DOMAIN!r} itself (in a node, a local function or an opset import),"
+            " which is the onnx-relu library's own; registering the library would change what"
+            " those nodes mean. Rename that domain in the model, or run it with"
+            " onnxruntime.InferenceSession"
+        )
+
+
+def _model_bytes(typed: Any, changed: Any) -> bytes:
+    """The serialized ``changed`` model with every tensor's values: spliced from the bytes as
+    read where the model was read without them (the weights copied once, never parsed)."""
+    loaded = typed.loaded
+    if loaded is not None and loaded.light is not None:
+        from ._ir import spliced_model_bytes
+
+        return spliced_model_bytes(changed, loaded.buffer, loaded.light)
+    data: bytes = changed.SerializeToString()
+    return data
+
+
+def _uses_external_data(model: Any) -> bool:
+    return any(tensor.data_location == 1 for tensor in model.graph.initializer)
 
 
 def ort_session(
@@ -420,20 +455,36 @@ def ort_session(
         import onnxruntime
 
         from .ort import new_session
+    _refuse_library_domain(typed)
     rewritten = _library_nodes(typed, exact)
     if sess_options is None:
         sess_options = onnxruntime.SessionOptions()
     options = ort_session_options(sess_options, standard_domain=False)
-    source: Any
-    if rewritten is None:
-        source = os.fspath(model) if is_path else typed.model.SerializeToString()
-    else:
-        source = rewritten.SerializeToString()
-        if is_path and _config_entry(options, _EXTERNAL_FOLDER_KEY) is None:
-            # the bytes keep the file's external-data references, relative to its folder
-            folder = os.path.dirname(os.path.abspath(os.fspath(model)))
-            options.add_session_config_entry(_EXTERNAL_FOLDER_KEY, folder)
-    return new_session(source, options, providers)
+    if rewritten is None:  # nothing to reroute: what the caller gave, unchanged
+        given = typed.loaded.given if typed.loaded is not None else model
+        source: Any = (
+            given
+            if isinstance(given, (str, bytes))
+            else bytes(given)
+            if isinstance(given, (bytearray, memoryview))
+            else given.SerializeToString()
+        )
+        return new_session(source, options, providers)
+    source = _model_bytes(typed, rewritten)
+    if not (is_path and _uses_external_data(typed.model)) or _config_entry(
+        options, _EXTERNAL_FOLDER_KEY
+    ):
+        return new_session(source, options, providers)
+    # The bytes keep the file's external-data references, relative to its folder, which
+    # onnxruntime reads only from the options; the entry is taken off the caller's options
+    # again once the session has its own copy of them (an empty folder is onnxruntime's
+    # default), so that the next model opened with them reads its own data.
+    folder = os.path.dirname(os.path.abspath(os.fspath(model)))
+    options.add_session_config_entry(_EXTERNAL_FOLDER_KEY, folder)
+    try:
+        return new_session(source, options, providers)
+    finally:
+        options.add_session_config_entry(_EXTERNAL_FOLDER_KEY, "")
 
 
 def ort_run(session: Any, output_names: Any, input_feed: Any, run_options: Any = None) -> list[Any]:
