@@ -300,7 +300,7 @@ def _external_model(folder: str, scale: float) -> str:
     """m.onnx in ``folder`` whose weight (in w.bin beside it) is ``scale``, and a bfloat16
     Relu the default reroutes (so the model goes to onnxruntime as bytes)."""
     os.makedirs(folder, exist_ok=True)
-    weight = helper.make_tensor("w", TensorProto.FLOAT, [4], np.full(4, scale, np.float32))
+    weight = onnx.numpy_helper.from_array(np.full(4, scale, np.float32), "w")
     graph = helper.make_graph(
         [
             helper.make_node("Mul", ["x", "w"], ["m"]),
@@ -405,3 +405,28 @@ def test_rerouted_model_keeps_its_weights_when_spliced(tmp_path):
         assert y.dtype == want.dtype and np.array_equal(
             y.astype(np.float32), want.astype(np.float32)
         )
+
+
+def _onnxscript_models() -> dict[str, onnx.ModelProto]:
+    pytest.importorskip("onnxscript")
+    from tests.onnx import onnxscript_models
+
+    return onnxscript_models.nested_functions_in_if()
+
+
+@pytest.mark.parametrize("exact", [False, True])
+@pytest.mark.parametrize("type_name", ["bfloat16", "float16", "int16"])
+def test_onnxscript_nested_functions_inside_an_if_run(type_name, exact):
+    model = _onnxscript_models()[type_name]
+    assert len(model.functions) == 2
+    dtype = ml_dtypes.bfloat16 if type_name == "bfloat16" else np.dtype(type_name)
+    x = _values(dtype)
+    session = ort_session(model, exact=exact)
+    (y,) = ort_run(session, None, {"X": x, "C": np.array(True)})
+    if exact or type_name != "float16":
+        assert _bits_equal(y, relu(x))
+    else:  # onnxruntime's own float16 Relu (through float): -0.0 kept, values the same
+        assert np.array_equal(y.astype(np.float32), relu(x).astype(np.float32), equal_nan=True)
+    (z,) = ort_run(session, None, {"X": x, "C": np.array(False)})
+    assert _bits_equal(z, x)
+    assert check_model(model) == []

@@ -196,10 +196,12 @@ def build_parser(prog: str = "python -m onnx_relu.bench") -> argparse.ArgumentPa
     )
     option(
         "--figures",
-        choices=("start-up", "layouts", "thread-scaling"),
+        choices=("start-up", "layouts", "thread-scaling", "session-creation"),
         help="instead of the benchmark: one set of focused same-run figures (see"
         " onnx_relu.bench.figures): start-up times of fresh processes, views numpy cannot merge"
-        " against contiguous arrays, or N Python threads calling relu",
+        " against contiguous arrays, N Python threads calling relu, or what opening a model"
+        " through ort_session and check_model costs against onnxruntime and onnx.load"
+        " (onnx_relu.bench.session_creation)",
     )
     option(
         "--models",
@@ -284,6 +286,10 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m onnx_relu.ben
         print(format_summary(results))
         return _plot(results, args.png)
 
+    if args.figures == "session-creation":
+        from .session_creation import main as session_creation_main
+
+        return session_creation_main([])
     if args.figures:
         from .figures import main as figures_main
 

@@ -9,15 +9,15 @@ types and shapes, never tensor data.
 Why the model's own protobuf rather than ``onnx_ir``: a front end here reads a handful of
 fields of each node (op type, domain, overload, attributes, inputs) and hands onnxruntime the
 user's file unchanged where nothing needs rerouting; ``onnx_ir.load`` builds a Python object
-per node and value and took 3-4x ``onnx.load``'s time on a 2,000-Relu chain (BENCHMARKS.md,
-"Session creation"), more than the whole budget of an ``ort_session`` over stock.
+per node and value and parses the weights' bytes, which cost more than the whole budget of an
+``ort_session`` over onnxruntime's own (BENCHMARKS.md, "Session creation through the one IR
+reading").
 
 Nothing here imports onnx at module level.
 """
 
 from __future__ import annotations
 
-import mmap
 import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -42,6 +42,7 @@ __all__ = [
     "light_model_bytes",
     "light_model",
     "mapped_file",
+    "FileBytes",
     "spliced_model_bytes",
     "domains_used",
 ]
@@ -92,26 +93,35 @@ class ModelStructure:
         The functions whose body holds an ai.onnx Relu, or calls one that does.
     main_calls : bool
         Whether the main graph (or a subgraph of it) calls a function that holds a Relu.
+    domains : frozenset of str
+        Every operator domain the model names: opset imports, nodes, local functions.
     """
 
     functions: Mapping[FunctionKey, int]
     callees: Mapping[int, tuple[int, ...]]
     holds_relu: frozenset[int]
     main_calls: bool
+    domains: frozenset[str] = frozenset()
 
 
-def _check_node(node: onnx.NodeProto, where: str, in_function: bool) -> None:
-    """A node's structure as ONNX requires it; InvalidModelError naming the node otherwise.
-    (A Relu's own attributes are the judge's: :func:`._rules.attribute_problems`.)"""
+def _check_node(node: onnx.NodeProto, at: Any, in_function: bool) -> None:
+    """A node's structure as ONNX requires it; InvalidModelError naming the node (where
+    :func:`._graph.walk` found it, ``at``) otherwise. (A Relu's own attributes are the
+    judge's: :func:`._rules.attribute_problems`.)"""
+
+    def where() -> str:
+        label = owner_label(node, at.index)
+        return f"{label} in {at.label}" if at.label else label
+
     seen: set[str] = set()
     for attribute in () if is_relu(node) else node.attribute:
         if attribute.name in seen:
             raise InvalidModelError(
-                f"{where}: attribute {shown_name(attribute.name)} is given more than once; ONNX"
-                " allows each attribute once per node"
+                f"{where()}: attribute {shown_name(attribute.name)} is given more than once;"
+                " ONNX allows each attribute once per node"
             )
         seen.add(attribute.name)
-    if node.domain in AI_ONNX_DOMAINS and node.op_type in _REQUIRED_GRAPHS:
+    if node.op_type in _REQUIRED_GRAPHS and node.domain in AI_ONNX_DOMAINS:
         kinds = {a.name: a for a in node.attribute}
         for name in _REQUIRED_GRAPHS[node.op_type]:
             attribute = kinds.get(name)
@@ -119,15 +129,9 @@ def _check_node(node: onnx.NodeProto, where: str, in_function: bool) -> None:
                 continue  # given at each call site
             if attribute is None or attribute.type != _GRAPH:
                 raise InvalidModelError(
-                    f"{where}: it has no graph attribute {name!r}; {node.op_type} needs"
+                    f"{where()}: it has no graph attribute {name!r}; {node.op_type} needs"
                     f" {' and '.join(repr(n) for n in _REQUIRED_GRAPHS[node.op_type])}"
                 )
-
-
-def _nodes_with_labels(root: Any, label: str) -> Iterator[tuple[onnx.NodeProto, str]]:
-    for at in walk(root, label):
-        where = owner_label(at.node, at.index)
-        yield at.node, f"{where} in {at.label}" if at.label else where
 
 
 def model_structure(model: onnx.ModelProto) -> ModelStructure:
@@ -148,15 +152,28 @@ def model_structure(model: onnx.ModelProto) -> ModelStructure:
                 " name, overload)"
             )
         functions[key] = position
-    for node, where in _nodes_with_labels(model.graph, ""):
-        _check_node(node, where, False)
+    domains = {entry.domain for entry in model.opset_import}
+    main_targets: set[int] = set()
+    for at in walk(model.graph):
+        node = at.node
+        domains.add(node.domain)
+        if node.attribute or node.op_type in _REQUIRED_GRAPHS:
+            _check_node(node, at, False)
+        if functions:
+            target = functions.get(call_key(node))
+            if target is not None:
+                main_targets.add(target)
     direct_relu: set[int] = set()
     callees: dict[int, tuple[int, ...]] = {}
     for position, function in enumerate(model.functions):
         label = f"function {function_name(function_key(function))}"
+        domains.add(function.domain)
+        domains.update(entry.domain for entry in function.opset_import)
         called: list[int] = []
-        for node, where in _nodes_with_labels(function, label):
-            _check_node(node, where, True)
+        for at in walk(function, label):
+            node = at.node
+            domains.add(node.domain)
+            _check_node(node, at, True)
             if is_relu(node):
                 direct_relu.add(position)
             target = functions.get(call_key(node))
@@ -172,10 +189,8 @@ def model_structure(model: onnx.ModelProto) -> ModelStructure:
             if position not in holds and any(c in holds for c in targets):
                 holds.add(position)
                 changed = True
-    main_calls = bool(holds) and any(
-        functions.get(call_key(at.node)) in holds for at in walk(model.graph)
-    )
-    return ModelStructure(functions, callees, frozenset(holds), main_calls)
+    main_calls = bool(main_targets & holds)
+    return ModelStructure(functions, callees, frozenset(holds), main_calls, frozenset(domains))
 
 
 def _refuse_cycles(model: onnx.ModelProto, callees: Mapping[int, tuple[int, ...]]) -> None:
@@ -364,9 +379,9 @@ class LightModel:
 
 
 def light_model_bytes(buffer: Any) -> LightModel:
-    """:class:`LightModel` of a serialized ModelProto (bytes, memoryview or mmap): only the
-    bytes outside large tensors' values are read, so a mapped file's weights are never
-    touched. Malformed wire data raises ValueError."""
+    """:class:`LightModel` of a serialized ModelProto (bytes, or a file's :class:`FileBytes`):
+    only the bytes outside large tensors' values are read, so a file's weights are never
+    read. Malformed wire data raises ValueError."""
     end = len(buffer)
     parts: list[Any] = []
     spans: list[tuple[int, int]] = []
@@ -377,21 +392,24 @@ def light_model_bytes(buffer: Any) -> LightModel:
             continue
         graph_span = (field_start, field_end)
         graph_parts: list[Any] = []
+        run = [value_start, value_start]  # consecutive fields copied as they are, read at once
         for g_number, g_wire, g_start, g_value, g_end in _fields(buffer, value_start, field_end):
             if g_number == _GRAPH_INITIALIZER and g_wire == 2:
                 spans.append((g_start, g_end))
-                if g_end - g_value <= _KEEP_BYTES:
-                    graph_parts.append(buffer[g_start:g_end])
-                else:
-                    tensor = b"".join(
-                        bytes(buffer[t_start:t_end])
-                        for t_number, _w, t_start, _v, t_end in _fields(buffer, g_value, g_end)
-                        if t_number not in _TENSOR_DATA_FIELDS
-                    )
-                    graph_parts.append(_encode_varint(_GRAPH_INITIALIZER << 3 | 2))
-                    graph_parts.append(_encode_varint(len(tensor)) + tensor)
-            else:
-                graph_parts.append(buffer[g_start:g_end])
+            if g_number != _GRAPH_INITIALIZER or g_wire != 2 or g_end - g_value <= _KEEP_BYTES:
+                if run[1] != g_start:
+                    graph_parts.append(buffer[run[0] : run[1]])
+                    run[0] = g_start
+                run[1] = g_end
+                continue
+            tensor = b"".join(
+                bytes(buffer[t_start:t_end])
+                for t_number, _w, t_start, _v, t_end in _fields(buffer, g_value, g_end)
+                if t_number not in _TENSOR_DATA_FIELDS
+            )
+            graph_parts.append(_encode_varint(_GRAPH_INITIALIZER << 3 | 2))
+            graph_parts.append(_encode_varint(len(tensor)) + tensor)
+        graph_parts.append(buffer[run[0] : run[1]])
         graph = b"".join(bytes(part) for part in graph_parts)
         parts.append(_encode_varint(_MODEL_GRAPH << 3 | 2) + _encode_varint(len(graph)) + graph)
     return LightModel(b"".join(bytes(p) for p in parts), tuple(spans), graph_span)
@@ -473,15 +491,87 @@ def spliced_model_bytes(changed: onnx.ModelProto, original: Any, light: LightMod
         _encode_varint(length),
         graph_head,
     ]
-    view = memoryview(original)
-    pieces += [view[start:end] for start, end in light.initializers]
+    if isinstance(original, FileBytes):
+        # read straight into one buffer: the weights held once, then once more as bytes
+        weights = bytearray(length - len(graph_head))
+        position = 0
+        for start, end in light.initializers:
+            original.readinto(memoryview(weights)[position : position + end - start], start)
+            position += end - start
+        pieces.append(weights)
+    else:
+        view = memoryview(original)
+        pieces += [view[start:end] for start, end in light.initializers]
     return b"".join(pieces)
 
 
-def mapped_file(path: str) -> Any:
-    """The file's bytes, mapped read-only (a memoryview-like object; b"" for an empty file)."""
-    with open(path, "rb") as stream:
-        size = os.fstat(stream.fileno()).st_size
-        if size == 0:
+class FileBytes:
+    """A file's bytes, read on demand: ``len``, ``[i]`` and ``[a:b]`` as bytes give them, each
+    read with ``os.pread`` (bytes at an index from a small cache of blocks). Not a memory
+    map: mapping a file puts whole large folios of the page cache (megabytes around each byte
+    touched) into the process's resident memory, as much as reading it all."""
+
+    _BLOCK_BITS = 16
+
+    def __init__(self, path: str) -> None:
+        self._fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        self._size = os.fstat(self._fd).st_size
+        self._blocks: dict[int, bytes] = {}
+
+    def __del__(self) -> None:
+        fd = getattr(self, "_fd", None)
+        if fd is not None:
+            os.close(fd)
+            self._fd = None
+
+    def __len__(self) -> int:
+        return self._size
+
+    def read(self, start: int, end: int) -> bytes:
+        """The bytes from ``start`` to ``end``."""
+        start, end = max(0, start), min(end, self._size)
+        if end <= start:
             return b""
-        return mmap.mmap(stream.fileno(), 0, access=mmap.ACCESS_READ)
+        data = os.pread(self._fd, end - start, start)
+        while len(data) < end - start:  # a short read: go on where it stopped
+            more = os.pread(self._fd, end - start - len(data), start + len(data))
+            if not more:
+                raise ValueError("the file is shorter than when it was opened")
+            data += more
+        return data
+
+    def readinto(self, target: Any, start: int) -> None:
+        """Fill the writable buffer ``target`` with the bytes from ``start``."""
+        view = memoryview(target)
+        done = 0
+        while done < len(view):
+            got = os.preadv(self._fd, [view[done:]], start + done)
+            if got <= 0:
+                raise ValueError("the file is shorter than when it was opened")
+            done += got
+
+    def __getitem__(self, key: Any) -> Any:
+        if isinstance(key, slice):
+            return self.read(key.start or 0, self._size if key.stop is None else key.stop)
+        block_index = key >> self._BLOCK_BITS
+        block = self._blocks.get(block_index)
+        if block is None:
+            if len(self._blocks) >= 8:
+                self._blocks.clear()
+            first = block_index << self._BLOCK_BITS
+            block = self._blocks[block_index] = self.read(first, first + (1 << self._BLOCK_BITS))
+        if key >= self._size or key < 0:
+            raise IndexError(key)
+        return block[key & ((1 << self._BLOCK_BITS) - 1)]
+
+
+#: Files up to this size are read whole: reading on demand pays off only for large weights.
+_READ_WHOLE = 1 << 20
+
+
+def mapped_file(path: str) -> Any:
+    """The file's bytes: read whole when small, else a :class:`FileBytes` read on demand."""
+    if os.path.getsize(path) <= _READ_WHOLE:
+        with open(path, "rb") as stream:
+            return stream.read()
+    return FileBytes(path)

@@ -26,14 +26,14 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from .._extras import extra_needed
 from .._protobuf import PROTOBUF_MESSAGE_LIMIT
 from ..errors import InvalidModelError
 from ..io.endpoint import Endpoint, absolute_path
 from ..versions import ReluVersion, version_for_opset
-from ._graph import GraphPath, owner_label, walk
+from ._graph import GraphPath, graph_at, owner_label, walk
 from ._ir import (
     LightModel,
     ModelStructure,
@@ -49,7 +49,6 @@ from ._ir import (
 from ._rules import (
     AI_ONNX_DOMAINS,
     declared_onnx_type,
-    is_relu,
     onnx_type_of_elem_type,
     onnx_type_of_type_proto,
     shown_name,
@@ -189,19 +188,45 @@ def read_model(
 def _non_utf8_string(message: Any, where: str) -> tuple[str, bytes] | None:
     """The first string field under ``message`` that protobuf gave back as bytes (it is not
     UTF-8; onnx.proto is proto2, which lets such strings through), with where it is."""
+    found = _first_non_utf8(message)
+    if found is None:
+        return None
+    steps, value = found
+    return where + "".join(reversed(steps)), value
+
+
+#: A NodeProto's own strings, read directly (a model holds thousands of nodes).
+_NODE_STRINGS = ("name", "op_type", "domain", "doc_string", "overload")
+
+
+def _first_non_utf8(message: Any) -> tuple[list[str], bytes] | None:
+    if (
+        message.DESCRIPTOR.name == "NodeProto"
+        and not message.attribute
+        and not message.metadata_props
+        and not getattr(message, "device_configurations", ())
+    ):
+        for name in _NODE_STRINGS:
+            value = getattr(message, name, "")
+            if type(value) is bytes:
+                return [f".{name}"], value
+        for name in ("input", "output"):
+            for i, value in enumerate(getattr(message, name)):
+                if type(value) is bytes:
+                    return [f".{name}[{i}]"], value
+        return None
     for field, value in message.ListFields():
         repeated = field.is_repeated if hasattr(field, "is_repeated") else field.label == 3
         if field.type == field.TYPE_MESSAGE:
-            items = enumerate(value) if repeated else [(None, value)]
-            for i, item in items:
-                place = f"{where}.{field.name}" + (f"[{i}]" if repeated else "")
-                found = _non_utf8_string(item, place)
+            for i, item in enumerate(value) if repeated else [(None, value)]:
+                found = _first_non_utf8(item)
                 if found is not None:
+                    found[0].append(f".{field.name}" + (f"[{i}]" if repeated else ""))
                     return found
         elif field.type == field.TYPE_STRING:
             for i, item in enumerate(value) if repeated else [(None, value)]:
                 if isinstance(item, bytes):
-                    return f"{where}.{field.name}" + (f"[{i}]" if repeated else ""), item
+                    return [f".{field.name}" + (f"[{i}]" if repeated else "")], item
     return None
 
 
@@ -435,8 +460,7 @@ def checked_model_opset(model: onnx.ModelProto) -> int:
     return opset
 
 
-@dataclass(frozen=True)
-class ReluSite:
+class ReluSite(NamedTuple):
     """A Relu node found in a model, with the type of its input (None if unknown).
 
     ``path`` locates the graph holding it: () for the main graph (or, where ``function`` is set,
@@ -479,13 +503,19 @@ def relu_sites(
     """Every ai.onnx Relu node of ``graph`` and its subgraphs, with its input's known type."""
     types_at = {path: _value_types(graph, outer or {})}
     for at in walk(graph, label, path):
+        node = at.node
+        if node.op_type != "Relu" or node.domain not in AI_ONNX_DOMAINS:
+            continue
         types = types_at.get(at.path)
-        if types is None:  # a subgraph, seen after its owner: it sees its outer scope's types
-            types = types_at[at.path] = _value_types(at.graph, types_at[at.path[:-1]])
-        if is_relu(at.node):
-            node = at.node
-            input_type = types.get(node.input[0]) if node.input and node.input[0] else None
-            yield ReluSite(at.path, at.label, at.index, node, input_type)
+        if types is None:  # a subgraph: it sees its outer scopes' types, ONNX's scoping
+            for depth in range(len(path) + 1, len(at.path) + 1):
+                if at.path[:depth] not in types_at:
+                    inner = graph_at(graph, at.path[len(path) : depth])
+                    outer_types = types_at[at.path[: depth - 1]]
+                    types_at[at.path[:depth]] = _value_types(inner, outer_types)
+            types = types_at[at.path]
+        input_type = types.get(node.input[0]) if node.input and node.input[0] else None
+        yield ReluSite(at.path, at.label, at.index, node, input_type)
 
 
 def _value_type_protos(
@@ -628,6 +658,8 @@ class TypedModel:
     loaded : LoadedModel or None
         How the model was read (what was given, its bytes), for a front end that hands the
         model on unchanged.
+    structure : ModelStructure or None
+        Its local functions and the domains it names (:func:`._ir.model_structure`).
     """
 
     model: onnx.ModelProto
@@ -635,6 +667,7 @@ class TypedModel:
     version: ReluVersion | None
     sites: tuple[ReluSite, ...]
     loaded: LoadedModel | None = None
+    structure: ModelStructure | None = None
 
 
 def typed_relu_sites(model_or_path: object, *, weights: bool = True) -> TypedModel:
@@ -651,10 +684,10 @@ def typed_relu_sites(model_or_path: object, *, weights: bool = True) -> TypedMod
     model = loaded.model
     structure = model_structure(model)
     if next(relu_sites(model.graph), None) is None and not structure.main_calls:
-        return TypedModel(model, None, None, (), loaded)
+        return TypedModel(model, None, None, (), loaded, structure)
     opset = checked_model_opset(model)
     inferred = inferred_model(model if not loaded.full else light_model(model))
     sites = tuple(relu_sites(inferred.graph)) + tuple(
         function_relu_sites(model, inferred, opset, structure)
     )
-    return TypedModel(model, opset, version_for_opset(opset), sites, loaded)
+    return TypedModel(model, opset, version_for_opset(opset), sites, loaded, structure)

@@ -154,9 +154,20 @@ def _judged(model_or_path: object, *, weights: bool = True) -> tuple[TypedModel,
     if typed.version is None or typed.opset is None:  # no Relu node
         return typed, []
     found = []
+    # A Relu with one named input and output and no attributes is judged by its type and
+    # opset alone: one judgement per pair serves a model of thousands of such nodes.
+    valid: set[tuple[str | None, int]] = set()
     for site in typed.sites:
+        node = site.node
+        plain = not node.attribute and len(node.input) == 1 and len(node.output) == 1
+        plain = plain and bool(node.input[0]) and bool(node.output[0])
         if site.opset is None or site.opset == typed.opset:
-            found += findings_for_site(site, typed.version, typed.opset)
+            if plain and (site.input_type, typed.opset) in valid:
+                continue
+            judged = findings_for_site(site, typed.version, typed.opset)
+            if plain and not judged:
+                valid.add((site.input_type, typed.opset))
+            found += judged
         else:  # a function importing its own ai.onnx opset
             # onnx's checker asks a function's own nodes (not those of their subgraphs) to be
             # compatible with the model's opset: check_opset_compatibility

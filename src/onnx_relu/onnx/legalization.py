@@ -355,6 +355,21 @@ def legalize_with_report(
     return Legalization(result, judged, rewritten)
 
 
+def stock_refusals(typed: Any) -> list[str]:
+    """The Relu nodes of a judged model (a :class:`._models.TypedModel` without findings) that
+    the installed onnxruntime's CPU provider cannot run by itself (as the probe finds), each
+    as "<node>: <type> at opset <n>"."""
+    refused = []
+    for site in typed.sites:
+        opset = site.opset or typed.opset
+        if site.input_type is None or probe_onnxruntime(site.input_type, opset).runs:
+            continue
+        where = node_label("Relu", site.node.name, site.index)
+        where += f" in {site.graph_label}" if site.graph_label else ""
+        refused.append(f"{where}: {site.input_type} at opset {opset}")
+    return refused
+
+
 def _conversion_advice(opset: int, exact: bool) -> str:
     """What makes a Relu at ``opset`` legalizable when no rewrite runs there: a newer opset."""
     if opset >= 13 or (opset >= 6 and not exact):

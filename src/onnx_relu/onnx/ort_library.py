@@ -307,9 +307,9 @@ def _onnxruntime_runs(input_type: str | None, opset: int) -> bool:
     """Whether onnxruntime's CPU provider runs a Relu of this type at this opset by itself."""
     if input_type is None:
         return False  # unknown: the library's Relu runs every Relu-14 type
-    from .probe import probe_onnxruntime
+    from .probe import onnxruntime_loads
 
-    return probe_onnxruntime(input_type, opset).runs
+    return onnxruntime_loads(input_type, opset)
 
 
 def _library_nodes(typed: Any, exact: bool) -> Any:
@@ -341,7 +341,33 @@ def _library_nodes(typed: Any, exact: bool) -> Any:
     for holder in [model, *(model.functions[i] for i in sorted(functions))]:
         if not any(entry.domain == ORT_LIBRARY_DOMAIN for entry in holder.opset_import):
             holder.opset_import.append(onnx.helper.make_opsetid(ORT_LIBRARY_DOMAIN, 1))
+    if functions:
+        model = _inlined(model, functions, typed.structure)
     return model
+
+
+def _inlined(model: Any, functions: set[int], structure: Any) -> Any:
+    """``model`` with the local functions holding rerouted nodes inlined where they are called,
+    and the functions calling them: onnxruntime infers a local function's body without the
+    library's schemas, so a function whose output comes from the library's Relu fails its
+    type inference inside an If branch ("Graph attribute inferencing failed: ... type
+    inference failed"). ``model`` as it is where onnx's inliner cannot inline them."""
+    import onnx.inliner
+
+    chosen = set(functions)
+    if structure is not None:
+        changed = True
+        while changed:  # every function that calls one of them, directly or not
+            changed = False
+            for position, called in structure.callees.items():
+                if position not in chosen and chosen.intersection(called):
+                    chosen.add(position)
+                    changed = True
+    ids = sorted({(model.functions[i].domain, model.functions[i].name) for i in chosen})
+    try:
+        return onnx.inliner.inline_selected_functions(model, ids)
+    except Exception:  # noqa: BLE001 - onnx's C++ inliner raises several kinds
+        return model
 
 
 def _refuse_library_domain(typed: Any) -> None:
@@ -350,7 +376,9 @@ def _refuse_library_domain(typed: Any) -> None:
     from ..errors import InvalidModelError
     from ._ir import domains_used
 
-    if ORT_LIBRARY_DOMAIN in domains_used(typed.model):
+    structure = typed.structure
+    domains = structure.domains if structure is not None else domains_used(typed.model)
+    if ORT_LIBRARY_DOMAIN in domains:
         raise InvalidModelError(
             f"onnx_relu.ort_session refuses the model: it uses the operator domain"
             f" {ORT_LIBRARY_DOMAIN!r} itself (in a node, a local function or an opset import),"
