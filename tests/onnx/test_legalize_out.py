@@ -95,3 +95,45 @@ def test_check_says_nothing_more_of_a_model_stock_onnxruntime_runs(tmp_path):
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)]), path)
     done = run_cli("check", path)
     assert done.returncode == 0 and "cannot run" not in done.stderr, done.stderr
+
+
+def _int16_model(opset: int) -> onnx.ModelProto:
+    graph = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["y"], name="act")],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.INT16, [4])],
+        [helper.make_tensor_value_info("y", TensorProto.INT16, [4])],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+
+
+def test_legalize_stamps_an_older_ir_version_its_opsets_allow():
+    from onnx_relu import legalize
+    from onnx_relu.onnx.legalization import run_with_onnxruntime
+
+    model = _int16_model(17)
+    assert model.ir_version > 9
+    result = legalize(model, ir_version=9)
+    assert result.ir_version == 9
+    onnx.checker.check_model(result, full_check=True)
+    x = np.array([-3, 0, 7, -32768], np.int16)
+    (y,) = run_with_onnxruntime(result, {"x": x})
+    assert y.tolist() == [0, 0, 7, 0]
+
+
+def test_legalize_refuses_an_ir_version_older_than_the_opsets_need(tmp_path):
+    from onnx_relu import legalize
+    from onnx_relu.errors import InvalidModelError
+
+    with pytest.raises(InvalidModelError, match="need IR version 10"):
+        legalize(_int16_model(21), ir_version=9)
+    path = tmp_path / "m.onnx"
+    onnx.save(_int16_model(21), path)
+    done = run_cli("legalize", "--ir-version", "9", path, tmp_path / "out.onnx")
+    assert_cli_error(done, 2, "need IR version 10")
+    assert not (tmp_path / "out.onnx").exists()
+    done = run_cli(
+        "legalize", "--ir-version", "9", "--convert-opset", "17", path, tmp_path / "o.onnx"
+    )
+    assert done.returncode == 0, done.stderr
+    assert onnx.load(tmp_path / "o.onnx").ir_version == 9

@@ -60,6 +60,13 @@ def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         "opset 13 for that (see --convert-opset)",
     )
     parser.add_argument(
+        "--ir-version",
+        type=int,
+        metavar="N",
+        help="stamp OUT with IR version N, for an older onnxruntime (1.17 reads up to 9); "
+        "refused where MODEL's opsets need a newer one (see --convert-opset)",
+    )
+    parser.add_argument(
         "--convert-opset",
         type=int,
         metavar="N",
@@ -93,7 +100,9 @@ def run(args: argparse.Namespace) -> int:
             given, before = _converted(source, args.convert_opset)
             converted = f"converted from ai.onnx opset {before} to {args.convert_opset}; "
         try:
-            done = legalize_with_report(given, target=args.target, exact=args.exact)
+            done = legalize_with_report(
+                given, target=args.target, exact=args.exact, ir_version=args.ir_version
+            )
         except LegalizationError as exc:
             raise UsageError(str(exc)) from None
         model = done.model

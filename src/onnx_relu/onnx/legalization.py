@@ -185,6 +185,7 @@ def legalize(
     target: str = "onnxruntime",
     *,
     exact: bool = False,
+    ir_version: int | None = None,
 ) -> onnx.ModelProto:
     """A copy of ``model`` in which onnxruntime can run every Relu node, with onnx-relu's values.
 
@@ -198,6 +199,11 @@ def legalize(
         False (default): rewrite only the Relu nodes onnxruntime cannot run. True: also rewrite
         those it runs with other values than onnx-relu's (its float Relus keep -0.0; float16
         quiets signalling NaNs), so that every Relu of the result is exact.
+    ir_version : int, optional
+        The IR version to stamp the result with, for an older onnxruntime (1.17 reads IR
+        versions up to 9; a model's opsets must be ones it knows too, see ``onnx-relu legalize
+        --convert-opset``). Refused (InvalidModelError) where the model's opsets need a newer
+        IR version. Default: the model's own.
 
     Returns
     -------
@@ -222,7 +228,7 @@ def legalize(
         ``onnx.version_converter.convert_version(model, 13)``; ``onnx-relu legalize
         --convert-opset 13`` does it).
     """
-    return legalize_with_report(model, target, exact=exact).model
+    return legalize_with_report(model, target, exact=exact, ir_version=ir_version).model
 
 
 def legalize_with_report(
@@ -230,6 +236,7 @@ def legalize_with_report(
     target: str = "onnxruntime",
     *,
     exact: bool = False,
+    ir_version: int | None = None,
 ) -> Legalization:
     """:func:`legalize`, saying what it did: the new model and the Relu nodes it rewrote.
 
@@ -256,7 +263,7 @@ def legalize_with_report(
     if opset is None:  # no Relu node
         result = onnx.ModelProto()
         result.CopyFrom(source)
-        return Legalization(result, 0, ())
+        return Legalization(_stamped(result, ir_version), 0, ())
     if findings:
         raise InvalidModelError(
             "legalize needs valid Relu nodes with known types; check_model found:\n"
@@ -352,7 +359,36 @@ def legalize_with_report(
         nodes[site.index : site.index + 1] = new_nodes
         del graph.node[:]
         graph.node.extend(nodes)
-    return Legalization(result, judged, rewritten)
+    return Legalization(_stamped(result, ir_version), judged, rewritten)
+
+
+def _stamped(model: onnx.ModelProto, ir_version: int | None) -> onnx.ModelProto:
+    """``model`` (legalize's own copy) with ``ir_version``, if its opsets exist there."""
+    if ir_version is None or ir_version == model.ir_version:
+        return model
+    from .ort import lowest_ir_version
+
+    if isinstance(ir_version, bool) or not isinstance(ir_version, int) or ir_version < 3:
+        raise ValueError(f"ir_version must be an IR version >= 3, got {ir_version!r}")
+    needed = lowest_ir_version(model.opset_import)
+    overloads = any(f.overload for f in model.functions) or any(
+        at.node.overload for at in walk(model.graph)
+    )
+    if needed is not None and overloads:
+        needed = max(needed, 10)  # function overloads came with IR version 10
+    if needed is None or needed > ir_version:
+        opsets = ", ".join(
+            f"{entry.domain or 'ai.onnx'} {entry.version}" for entry in model.opset_import
+        )
+        shown = "newer than this onnx knows" if needed is None else str(needed)
+        raise InvalidModelError(
+            f"the legalized model cannot be stamped with IR version {ir_version}: its opsets"
+            f" ({opsets}) need IR version {shown}"
+            + (" (it uses function overloads, from IR 10)" if overloads else "")
+            + "; convert it to an older opset first (onnx-relu legalize --convert-opset N)"
+        )
+    model.ir_version = ir_version
+    return model
 
 
 def stock_refusals(typed: Any) -> list[str]:
