@@ -48,7 +48,7 @@ class NodeAt(NamedTuple):
     path: GraphPath
     label: str
     graph: Any
-    index: int
+    index: int  # type: ignore[assignment]  # (a field: it shadows tuple.index, unused here)
     node: onnx.NodeProto
 
 

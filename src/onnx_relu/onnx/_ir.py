@@ -515,14 +515,14 @@ class FileBytes:
 
     def __init__(self, path: str) -> None:
         self._fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        self._open = True
         self._size = os.fstat(self._fd).st_size
         self._blocks: dict[int, bytes] = {}
 
     def __del__(self) -> None:
-        fd = getattr(self, "_fd", None)
-        if fd is not None:
-            os.close(fd)
-            self._fd = None
+        if getattr(self, "_open", False):
+            os.close(self._fd)
+            self._open = False
 
     def __len__(self) -> int:
         return self._size

@@ -215,18 +215,34 @@ def _first_non_utf8(message: Any) -> tuple[list[str], bytes] | None:
                 if type(value) is bytes:
                     return [f".{name}[{i}]"], value
         return None
+    if message.DESCRIPTOR.name == "TensorProto":
+        # its strings only: ListFields would copy its values (raw_data) out of the message
+        for name in ("name", "doc_string"):
+            value = getattr(message, name)
+            if type(value) is bytes:
+                return [f".{name}"], value
+        for name in ("external_data", "metadata_props"):
+            for i, entry in enumerate(getattr(message, name, ())):
+                found = _first_non_utf8(entry)
+                if found is not None:
+                    found[0].append(f".{name}[{i}]")
+                    return found
+        return None
     for field, value in message.ListFields():
         repeated = field.is_repeated if hasattr(field, "is_repeated") else field.label == 3
+        entries: list[tuple[int | None, Any]] = (
+            list(enumerate(value)) if repeated else [(None, value)]
+        )
         if field.type == field.TYPE_MESSAGE:
-            for i, item in enumerate(value) if repeated else [(None, value)]:
+            for position, item in entries:
                 found = _first_non_utf8(item)
                 if found is not None:
-                    found[0].append(f".{field.name}" + (f"[{i}]" if repeated else ""))
+                    found[0].append(f".{field.name}" + (f"[{position}]" if repeated else ""))
                     return found
         elif field.type == field.TYPE_STRING:
-            for i, item in enumerate(value) if repeated else [(None, value)]:
+            for position, item in entries:
                 if isinstance(item, bytes):
-                    return [f".{field.name}" + (f"[{i}]" if repeated else "")], item
+                    return [f".{field.name}" + (f"[{position}]" if repeated else "")], item
     return None
 
 
@@ -472,7 +488,7 @@ class ReluSite(NamedTuple):
 
     path: tuple[tuple[int, str, int], ...]
     graph_label: str
-    index: int
+    index: int  # type: ignore[assignment]  # (a field: it shadows tuple.index, unused here)
     node: onnx.NodeProto
     input_type: str | None
     function: int | None = None
