@@ -20,7 +20,7 @@ For each, in one warm process with the same options (median of 7, interleaved):
 options)`` and ``ort_session(path, options, exact=True)``, and ``onnx.load(path)`` against
 ``onnx_relu.check_model(path)``. Peak resident memory (``VmHWM``) of fresh processes that
 each open one session: onnxruntime against ``ort_session``, both with onnx and onnx_relu
-imported (what importing them costs is given apart). The goals (issue 34):
+imported (what importing them costs is given apart). The goals:
 creation within 1.1x of stock or +10 ms, peak RSS within stock + 10 MB.
 """
 
