@@ -137,3 +137,29 @@ def test_legalize_refuses_an_ir_version_older_than_the_opsets_need(tmp_path):
     )
     assert done.returncode == 0, done.stderr
     assert onnx.load(tmp_path / "o.onnx").ir_version == 9
+
+
+def test_a_model_legalized_for_onnxruntime_1_17_runs_there(tmp_path):
+    """onnxruntime 1.17 (its own virtual environment, tests/onnx/test_ort_library_oldest.py)
+    refuses the model as legalized for the installed onnxruntime (IR version 10: "max
+    supported IR version: 9") and runs it stamped with IR version 9."""
+    import json
+    import subprocess
+
+    import onnx_relu
+    from onnx_relu import legalize
+    from tests.onnx.test_ort_library_oldest import DRIVER, oldest_python
+
+    x = np.array([-3, 0, 7, -32768], np.int16)
+    onnx.save(legalize(_int16_model(17)), tmp_path / "as_is.onnx")
+    onnx.save(legalize(_int16_model(17), ir_version=9), tmp_path / "ir9.onnx")
+    for name in ("as_is", "ir9"):
+        np.save(tmp_path / f"{name}.npy", x)
+    subprocess.run(
+        [oldest_python(), str(DRIVER), onnx_relu.ort_library_path(), str(tmp_path)], check=True
+    )
+    report = json.loads((tmp_path / "errors.json").read_text())
+    assert report["onnxruntime"] == "1.17.0"
+    assert "IR version" in report["errors"]["as_is"], report
+    assert "ir9" not in report["errors"], report
+    assert np.load(tmp_path / "ir9.out.npy").tolist() == [0, 0, 7, 0]
