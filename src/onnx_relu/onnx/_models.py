@@ -90,6 +90,10 @@ def load_model(model_or_path: object, *, external_data: bool = True) -> onnx.Mod
     return read_model(model_or_path, external_data=external_data).model
 
 
+#: Models up to this size are parsed whole even where their weights are not wanted.
+_WHOLE = 1 << 20
+
+
 @dataclass(frozen=True)
 class LoadedModel:
     """A model as a front end read it.
@@ -162,7 +166,8 @@ def read_model(
     model = onnx.ModelProto()
     light = None
     try:
-        if weights:
+        if weights or (isinstance(data, (bytes, bytearray, memoryview)) and len(data) <= _WHOLE):
+            # (a small model is parsed whole: reading around its weights would cost more)
             model.ParseFromString(bytes(data) if not isinstance(data, bytes) else data)
         else:
             light = light_model_bytes(data)
@@ -200,6 +205,8 @@ _NODE_STRINGS = ("name", "op_type", "domain", "doc_string", "overload")
 
 
 def _first_non_utf8(message: Any) -> tuple[list[str], bytes] | None:
+    if message.DESCRIPTOR.name == "NodeProto" and message.SerializeToString().isascii():
+        return None  # the common case, at C speed: every string (and number) of it ASCII
     if (
         message.DESCRIPTOR.name == "NodeProto"
         and not message.attribute
