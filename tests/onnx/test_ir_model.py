@@ -381,9 +381,16 @@ def test_check_model_reads_a_file_without_its_weights(tmp_path):
     assert [f.kind for f in check_model(str(path))] == ["type-not-allowed"]
 
 
-def test_rerouted_model_keeps_its_weights_when_spliced(tmp_path):
+def test_rerouted_model_keeps_its_weights_when_spliced(tmp_path, monkeypatch):
+    """A file of 1.6 MiB (over the size parsed whole): read without its weights, the
+    rerouted model written with them copied back (a file of its own), as given in memory."""
+    from onnx_relu.onnx import _ir
+
+    written = []
+    real = _ir.write_spliced_model
+    monkeypatch.setattr(_ir, "write_spliced_model", lambda *a: written.append(a[-1]) or real(*a))
     rng = np.random.default_rng(0)
-    weight = rng.standard_normal((256, 256)).astype(np.float32)
+    weight = rng.standard_normal((640, 640)).astype(np.float32)
     graph = helper.make_graph(
         [
             helper.make_node("MatMul", ["x", "w"], ["m"]),
@@ -391,20 +398,21 @@ def test_rerouted_model_keeps_its_weights_when_spliced(tmp_path):
             helper.make_node("Relu", ["b"], ["y"]),
         ],
         "g",
-        [_vi("x", TensorProto.FLOAT, [2, 256])],
-        [_vi("y", TensorProto.BFLOAT16, [2, 256])],
+        [_vi("x", TensorProto.FLOAT, [2, 640])],
+        [_vi("y", TensorProto.BFLOAT16, [2, 640])],
         [onnx.numpy_helper.from_array(weight, "w")],
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
     path = str(tmp_path / "m.onnx")
     onnx.save(model, path)
-    x = rng.standard_normal((2, 256)).astype(np.float32)
+    x = rng.standard_normal((2, 640)).astype(np.float32)
     (want,) = run_with_onnxruntime(legalize(model), {"x": x})
     for source in (path, model, model.SerializeToString()):
         (y,) = ort_run(ort_session(source), None, {"x": x})
         assert y.dtype == want.dtype and np.array_equal(
             y.astype(np.float32), want.astype(np.float32)
         )
+    assert len(written) == 1 and os.path.getsize(path) > 1 << 20
 
 
 def _onnxscript_models() -> dict[str, onnx.ModelProto]:

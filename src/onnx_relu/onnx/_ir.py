@@ -43,6 +43,7 @@ __all__ = [
     "light_model",
     "mapped_file",
     "FileBytes",
+    "write_spliced_model",
     "spliced_model_bytes",
     "domains_used",
 ]
@@ -475,18 +476,9 @@ def spliced_model_bytes(changed: onnx.ModelProto, original: Any, light: LightMod
     """The bytes of ``changed`` (a light model with some nodes changed) with the original
     initializers put back from ``original``'s bytes: the weights are copied once, never
     parsed."""
-    import onnx
-
-    head = onnx.ModelProto()
-    head.CopyFrom(changed)
-    head.ClearField("graph")
-    graph = onnx.GraphProto()
-    graph.CopyFrom(changed.graph)
-    del graph.initializer[:]
-    graph_head = graph.SerializeToString()
-    length = len(graph_head) + sum(end - start for start, end in light.initializers)
+    head, graph_head, length = _spliced_head(changed, light)
     pieces: list[Any] = [
-        head.SerializeToString(),
+        head,
         _encode_varint(_MODEL_GRAPH << 3 | 2),
         _encode_varint(length),
         graph_head,
@@ -503,6 +495,38 @@ def spliced_model_bytes(changed: onnx.ModelProto, original: Any, light: LightMod
         view = memoryview(original)
         pieces += [view[start:end] for start, end in light.initializers]
     return b"".join(pieces)
+
+
+def write_spliced_model(
+    changed: onnx.ModelProto, original: FileBytes, light: LightModel, path: str
+) -> None:
+    """Write to ``path`` what :func:`spliced_model_bytes` gives, the original initializers
+    copied from file to file (``os.copy_file_range`` where the system has it): the weights
+    never pass through this process's memory."""
+    head, graph_head, length = _spliced_head(changed, light)
+    with open(path, "wb") as target:
+        target.write(head)
+        target.write(_encode_varint(_MODEL_GRAPH << 3 | 2) + _encode_varint(length))
+        target.write(graph_head)
+        target.flush()
+        for start, end in light.initializers:
+            original.copy_to(target.fileno(), start, end)
+
+
+def _spliced_head(changed: onnx.ModelProto, light: LightModel) -> tuple[bytes, bytes, int]:
+    """The model's bytes without its graph, the graph's without its initializers, and the
+    length of the graph field with the original initializers put back."""
+    import onnx
+
+    head = onnx.ModelProto()
+    head.CopyFrom(changed)
+    head.ClearField("graph")
+    graph = onnx.GraphProto()
+    graph.CopyFrom(changed.graph)
+    del graph.initializer[:]
+    graph_head = graph.SerializeToString()
+    length = len(graph_head) + sum(end - start for start, end in light.initializers)
+    return head.SerializeToString(), graph_head, length
 
 
 class FileBytes:
@@ -539,6 +563,23 @@ class FileBytes:
                 raise ValueError("the file is shorter than when it was opened")
             data += more
         return data
+
+    def copy_to(self, target_fd: int, start: int, end: int) -> None:
+        """Append the bytes from ``start`` to ``end`` to the file open as ``target_fd``."""
+        position = start
+        while position < end:
+            count = min(end - position, 1 << 26)
+            copy_file_range = getattr(os, "copy_file_range", None)
+            try:
+                if copy_file_range is None:
+                    raise OSError
+                done = copy_file_range(self._fd, target_fd, count, position)
+            except OSError:  # no such call, or not between these files: through a buffer
+                chunk = self.read(position, position + min(count, 1 << 20))
+                done = os.write(target_fd, chunk)
+            if done <= 0:
+                raise ValueError("the file is shorter than when it was opened")
+            position += done
 
     def readinto(self, target: Any, start: int) -> None:
         """Fill the writable buffer ``target`` with the bytes from ``start``."""

@@ -498,6 +498,26 @@ def ort_session(
             else given.SerializeToString()
         )
         return new_session(source, options, providers)
+    from ._ir import FileBytes
+
+    loaded = typed.loaded
+    if (
+        loaded is not None
+        and isinstance(loaded.buffer, FileBytes)
+        and loaded.light is not None
+        and not _uses_external_data(typed.model)
+    ):
+        # Large weights in the file: the changed model goes to onnxruntime as a file of its
+        # own, the weights copied from file to file, never held here (as bytes they were held
+        # twice more: +57 MB for a model of 45 MiB).
+        import tempfile
+
+        from ._ir import write_spliced_model
+
+        with tempfile.TemporaryDirectory(prefix="onnx-relu-") as folder:
+            path = os.path.join(folder, "model.onnx")
+            write_spliced_model(rewritten, loaded.buffer, loaded.light, path)
+            return new_session(path, options, providers)
     source = _model_bytes(typed, rewritten)
     if not (is_path and _uses_external_data(typed.model)) or _config_entry(
         options, _EXTERNAL_FOLDER_KEY
