@@ -163,3 +163,24 @@ def test_a_model_legalized_for_onnxruntime_1_17_runs_there(tmp_path):
     assert "IR version" in report["errors"]["as_is"], report
     assert "ir9" not in report["errors"], report
     assert np.load(tmp_path / "ir9.out.npy").tolist() == [0, 0, 7, 0]
+
+
+def test_legalize_of_a_path_can_read_its_external_data_for_use_in_memory(tmp_path):
+    import onnxruntime
+
+    from onnx_relu import legalize
+    from onnx_relu.onnx.ort import run_session
+
+    path = _bf16_model_with_external_data(tmp_path / "models")
+    kept = legalize(path)
+    assert kept.graph.initializer[0].data_location == TensorProto.EXTERNAL
+    whole = legalize(path, external_data="read")
+    assert whole.graph.initializer[0].data_location != TensorProto.EXTERNAL
+    session = onnxruntime.InferenceSession(
+        whole.SerializeToString(), providers=["CPUExecutionProvider"]
+    )
+    x = np.array([-1.0, 2.0, -0.0, 0.5], np.float32)
+    (y,) = run_session(session, {"x": x})
+    assert np.array_equal(as_bits(y), as_bits(relu((x * 3.0).astype(ml_dtypes.bfloat16))))
+    with pytest.raises(ValueError, match="external_data must be"):
+        legalize(path, external_data="copy")

@@ -186,6 +186,7 @@ def legalize(
     *,
     exact: bool = False,
     ir_version: int | None = None,
+    external_data: str = "keep",
 ) -> onnx.ModelProto:
     """A copy of ``model`` in which onnxruntime can run every Relu node, with onnx-relu's values.
 
@@ -204,6 +205,11 @@ def legalize(
         versions up to 9; a model's opsets must be ones it knows too, see ``onnx-relu legalize
         --convert-opset``). Refused (InvalidModelError) where the model's opsets need a newer
         IR version. Default: the model's own.
+    external_data : str
+        For a model file with external tensor data: "keep" (default) leaves the result's
+        references to it as they are, relative to the model's folder (nothing read: save the
+        result into that folder); "read" reads the data into the result, which is then whole
+        in memory (``InferenceSession(result.SerializeToString())`` runs it; under 2 GiB).
 
     Returns
     -------
@@ -228,7 +234,10 @@ def legalize(
         ``onnx.version_converter.convert_version(model, 13)``; ``onnx-relu legalize
         --convert-opset 13`` does it).
     """
-    return legalize_with_report(model, target, exact=exact, ir_version=ir_version).model
+    done = legalize_with_report(
+        model, target, exact=exact, ir_version=ir_version, external_data=external_data
+    )
+    return done.model
 
 
 def legalize_with_report(
@@ -237,6 +246,7 @@ def legalize_with_report(
     *,
     exact: bool = False,
     ir_version: int | None = None,
+    external_data: str = "keep",
 ) -> Legalization:
     """:func:`legalize`, saying what it did: the new model and the Relu nodes it rewrote.
 
@@ -258,7 +268,11 @@ def legalize_with_report(
     """
     if target != "onnxruntime":
         raise ValueError(f"unknown target {target!r}; the only target is 'onnxruntime'")
+    if external_data not in ("keep", "read"):
+        raise ValueError(f"external_data must be 'keep' or 'read', got {external_data!r}")
     typed, findings = _judged(model)
+    if external_data == "read" and isinstance(model, (str, os.PathLike)):
+        typed = _with_external_data(typed, os.fspath(model))
     source, opset, sites = typed.model, typed.opset, typed.sites
     if opset is None:  # no Relu node
         result = onnx.ModelProto()
@@ -360,6 +374,26 @@ def legalize_with_report(
         del graph.node[:]
         graph.node.extend(nodes)
     return Legalization(_stamped(result, ir_version), judged, rewritten)
+
+
+def _with_external_data(typed: Any, path: str) -> Any:
+    """``typed`` with its model's external tensor data read in (from the model's folder)."""
+    from dataclasses import replace
+
+    from onnx.external_data_helper import load_external_data_for_model, uses_external_data
+
+    if not any(uses_external_data(t) for t in typed.model.graph.initializer):
+        return typed
+    model = onnx.ModelProto()
+    model.CopyFrom(typed.model)
+    folder = os.path.dirname(os.path.abspath(path))
+    try:
+        load_external_data_for_model(model, folder)
+    except (OSError, ValueError) as error:
+        raise InvalidModelError(
+            f"file {path!r}: its external tensor data cannot be read: {error}"
+        ) from error
+    return replace(typed, model=model)
 
 
 def _stamped(model: onnx.ModelProto, ir_version: int | None) -> onnx.ModelProto:
