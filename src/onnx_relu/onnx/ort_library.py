@@ -409,13 +409,16 @@ def ort_session(
 ) -> Any:
     """An ``onnxruntime.InferenceSession`` of ``model`` with the onnx-relu library registered.
 
-    ``model`` is checked first with :func:`onnx_relu.check_model` (from its file without
-    reading external data): a model whose Relu nodes break their version's rules is refused
-    before any session exists. Then the chosen Relu nodes are pointed at the library's
-    ``onnx_relu`` domain, in memory (module docstring): with ``exact=False`` those
-    onnxruntime cannot run, with ``exact=True`` all of them. A model file that needs no such
-    change goes to onnxruntime as the file; one that does goes as bytes, its external data still
-    read by onnxruntime from the model's folder.
+    ``model`` is checked first with :func:`onnx_relu.check_model` (read without its weights'
+    values or its external data): a model whose Relu nodes break their version's rules is
+    refused before any session exists, and so is one that uses the ``onnx_relu`` domain itself.
+    Then the chosen Relu nodes are pointed at the library's ``onnx_relu`` domain, in memory
+    (module docstring): with ``exact=False`` those onnxruntime cannot run, with ``exact=True``
+    all of them (the local functions holding them inlined where they are called). A model that
+    needs no such change goes to onnxruntime as given (the path, the bytes, the ModelProto
+    serialized); one that does goes with its weights spliced back unparsed: a large file's as
+    a temporary file, else as bytes, its external data still read by onnxruntime from the
+    model's folder (named on ``sess_options`` for that one session, then set back).
     A model stamped with an IR version newer than the installed onnxruntime reads is given to it
     at the newest one it reads, when the model's opsets exist there
     (:func:`onnx_relu.onnx.ort.new_session`).
