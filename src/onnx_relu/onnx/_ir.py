@@ -612,7 +612,7 @@ _READ_WHOLE = 1 << 20
 
 def mapped_file(path: str) -> Any:
     """The file's bytes: read whole when small, else a :class:`FileBytes` read on demand."""
-    if os.path.getsize(path) <= _READ_WHOLE:
+    if os.path.getsize(path) <= _READ_WHOLE or not hasattr(os, "pread"):  # (Windows has none)
         with open(path, "rb") as stream:
             return stream.read()
     return FileBytes(path)
