@@ -217,6 +217,7 @@ def test_every_module_imports_or_raises_the_rule_without_any_extra():
         "onnx_relu.onnx.ort_library",
         "onnx_relu.onnx._rules",
         "onnx_relu.onnx._graph",
+        "onnx_relu.onnx._ir",
         "onnx_relu.onnx.feeds",
     }
     needs_onnx = {

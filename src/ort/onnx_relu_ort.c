@@ -120,7 +120,16 @@ relu_ort_end_version(const OrtCustomOp *op)
     return ((const relu_ort_op *)op)->end_version;
 }
 
-/* The output has the input's type and shape (onnxruntime's optimisers downstream read it). */
+/* The output has the input's type and shape, each dimension as the input has it: a number, a
+ * symbolic name, or unknown. onnxruntime's API writes a dimension without a name as the number
+ * -1, which onnxruntime then takes for a size (it warns on every run, and a MatMul downstream
+ * fails its inference), so an unknown dimension gets a name of its own, used nowhere else. An
+ * input without dimensions may be a scalar or of unknown rank (the API does not tell them
+ * apart): the output's shape is then left unknown, and onnxruntime takes its type from the op's
+ * one output type. */
+enum { RELU_ORT_MAX_NAMED_RANK = 64 };
+static _Atomic unsigned long long relu_ort_unknown_dims;
+
 static OrtStatus *
 relu_ort_infer_shape(const OrtCustomOp *op, OrtShapeInferContext *context)
 {
@@ -128,10 +137,36 @@ relu_ort_infer_shape(const OrtCustomOp *op, OrtShapeInferContext *context)
     const OrtApi *api = relu_ort_api;
     OrtTensorTypeAndShapeInfo *info = NULL; /* the context's own: not released here */
     OrtStatus *status = api->ShapeInferContext_GetInputTypeShape(context, 0, &info);
+    size_t rank = 0;
     if (status == NULL) {
-        status = api->ShapeInferContext_SetOutputTypeShape(context, 0, info);
+        status = api->GetDimensionsCount(info, &rank);
     }
-    return status;
+    if (status != NULL || rank == 0) {
+        return status;
+    }
+    if (rank > RELU_ORT_MAX_NAMED_RANK) {
+        return NULL; /* (no such model) the shape left unknown rather than guessed */
+    }
+    int64_t dims[RELU_ORT_MAX_NAMED_RANK];
+    const char *names[RELU_ORT_MAX_NAMED_RANK];
+    char made[RELU_ORT_MAX_NAMED_RANK][40];
+    if ((status = api->GetDimensions(info, dims, rank)) != NULL ||
+        (status = api->GetSymbolicDimensions(info, names, rank)) != NULL) {
+        return status;
+    }
+    int renamed = 0;
+    for (size_t i = 0; i < rank; i++) {
+        if (dims[i] < 0 && (names[i] == NULL || names[i][0] == '\0')) {
+            unsigned long long n = ++relu_ort_unknown_dims;
+            snprintf(made[i], sizeof made[i], "onnx_relu_unknown_%llu", n);
+            names[i] = made[i];
+            renamed = 1;
+        }
+    }
+    if (renamed && (status = api->SetSymbolicDimensions(info, names, rank)) != NULL) {
+        return status;
+    }
+    return api->ShapeInferContext_SetOutputTypeShape(context, 0, info);
 }
 
 static size_t

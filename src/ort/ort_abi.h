@@ -83,8 +83,9 @@ typedef struct OrtApi {
     OrtStatus *(*GetTensorElementType)(const OrtTensorTypeAndShapeInfo *info, ort_abi_element_type *out);
     OrtStatus *(*GetDimensionsCount)(const OrtTensorTypeAndShapeInfo *info, size_t *out);
     OrtStatus *(*GetDimensions)(const OrtTensorTypeAndShapeInfo *info, int64_t *dims, size_t count);
-    /* 63 */
-    ort_abi_unused_slot unused_63;
+    /* 63: the symbolic names of the dimensions ("" for one without a name) */
+    OrtStatus *(*GetSymbolicDimensions)(const OrtTensorTypeAndShapeInfo *info,
+                                        const char *dim_params[], size_t dim_params_length);
     /* 64-65 */
     OrtStatus *(*GetTensorShapeElementCount)(const OrtTensorTypeAndShapeInfo *info, size_t *out);
     OrtStatus *(*GetTensorTypeAndShape)(const OrtValue *value, OrtTensorTypeAndShapeInfo **out);
@@ -126,8 +127,11 @@ typedef struct OrtApi {
     OrtStatus *(*ShapeInferContext_SetOutputTypeShape)(const OrtShapeInferContext *context,
                                                        size_t index,
                                                        const OrtTensorTypeAndShapeInfo *info);
-    /* 271-273 */
-    ort_abi_unused_slot unused_271_273[3];
+    /* 271: names the dimensions of a type-and-shape info */
+    OrtStatus *(*SetSymbolicDimensions)(OrtTensorTypeAndShapeInfo *info, const char *dim_params[],
+                                        size_t dim_params_length);
+    /* 272-273 */
+    ort_abi_unused_slot unused_272_273[2];
     /* 274: runs fn(usr_data, i) for i in [0, total) on the session's intra-op pool (num_batch 0:
      * onnxruntime chooses the batches); returns when all are done */
     OrtStatus *(*KernelContext_ParallelFor)(const OrtKernelContext *context,
@@ -146,6 +150,7 @@ ORT_ABI_CHECK_SLOT(GetTensorMutableData, 51);
 ORT_ABI_CHECK_SLOT(GetTensorElementType, 60);
 ORT_ABI_CHECK_SLOT(GetDimensionsCount, 61);
 ORT_ABI_CHECK_SLOT(GetDimensions, 62);
+ORT_ABI_CHECK_SLOT(GetSymbolicDimensions, 63);
 ORT_ABI_CHECK_SLOT(GetTensorShapeElementCount, 64);
 ORT_ABI_CHECK_SLOT(GetTensorTypeAndShape, 65);
 ORT_ABI_CHECK_SLOT(KernelContext_GetInput, 90);
@@ -157,6 +162,7 @@ ORT_ABI_CHECK_SLOT(HasSessionConfigEntry, 237);
 ORT_ABI_CHECK_SLOT(GetSessionConfigEntry, 238);
 ORT_ABI_CHECK_SLOT(ShapeInferContext_GetInputTypeShape, 268);
 ORT_ABI_CHECK_SLOT(ShapeInferContext_SetOutputTypeShape, 270);
+ORT_ABI_CHECK_SLOT(SetSymbolicDimensions, 271);
 ORT_ABI_CHECK_SLOT(KernelContext_ParallelFor, 274);
 
 typedef struct OrtApiBase {

@@ -226,13 +226,15 @@ def build_parser(
     )
     option(
         "--figures",
-        choices=("start-up", "layouts", "thread-scaling", "arrays"),
+        choices=("start-up", "layouts", "thread-scaling", "arrays", "session-creation"),
         metavar="SET",
         help="instead of the benchmark: one set of focused same-run figures, start-up, layouts,"
-        " thread-scaling or arrays (see"
+        " thread-scaling, arrays or session-creation (see"
         " onnx_relu.bench.figures): start-up times of fresh processes, views numpy cannot merge"
-        " against contiguous arrays, N Python threads calling relu, or arrays (the 6-element"
-        " call against np.maximum, torch and jax round trips: onnx_relu.bench.arrays)",
+        " against contiguous arrays, N Python threads calling relu, arrays (the 6-element"
+        " call against np.maximum, torch and jax round trips: onnx_relu.bench.arrays), or what"
+        " opening a model through ort_session and check_model costs against onnxruntime and"
+        " onnx.load (onnx_relu.bench.session_creation)",
     )
     option(
         "--models",
@@ -328,6 +330,10 @@ def main(
         from .arrays import main as arrays_main
 
         return arrays_main(quick=args.quick)
+    if args.figures == "session-creation":
+        from .session_creation import main as session_creation_main
+
+        return session_creation_main([])
     if args.figures:
         from .figures import main as figures_main
 

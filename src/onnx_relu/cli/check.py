@@ -113,17 +113,27 @@ def finding_record(finding: Finding) -> dict[str, object]:
     }
 
 
-def _check_one(model: Endpoint) -> tuple[int | None, list[Finding]]:
-    """The model's ai.onnx opset and its findings; raises as ``check_model`` does."""
+def _check_one(model: Endpoint) -> tuple[int | None, list[Finding], list[str]]:
+    """The model's ai.onnx opset, its findings, and the Relu nodes the installed onnxruntime
+    cannot run by itself (empty without onnxruntime); raises as ``check_model`` does."""
     model.require_readable()
     model.require_model_file()
     from .._extras import require_modules
 
     require_modules("check", "onnx")
-    from ..onnx import ai_onnx_opset, check_model, load_model
+    from ..onnx import ai_onnx_opset
+    from ..onnx.check import _judged
 
-    loaded = load_model(model, external_data=False)
-    return ai_onnx_opset(loaded), check_model(loaded)
+    typed, findings = _judged(model, weights=False)  # the file read without its weights
+    refused: list[str] = []
+    if not findings and typed.sites:
+        import importlib.util
+
+        if importlib.util.find_spec("onnxruntime") is not None:
+            from ..onnx.legalization import stock_refusals
+
+            refused = stock_refusals(typed)
+    return ai_onnx_opset(typed.model), findings, refused
 
 
 def run(args: argparse.Namespace) -> int:
@@ -137,7 +147,7 @@ def run(args: argparse.Namespace) -> int:
         for model in model_paths(args.models):
             path = model.path
             try:
-                opset, findings = _check_one(model)
+                opset, findings, refused = _check_one(model)
             except ImportError:
                 raise  # a missing extra fails every model alike: the one rule's line, exit 1
             except Exception as exc:  # noqa: BLE001 - one model's failure never stops the rest
@@ -174,6 +184,19 @@ def run(args: argparse.Namespace) -> int:
                 note(f"{len(findings)} finding(s) in {printable(path)}")
             else:
                 emit(f"{printable(path)}: no findings")
+            if refused and args.format != "json":
+                # valid Relus that stock onnxruntime refuses: said apart, with what runs them
+                note(
+                    printable(
+                        f"{printable(path)}: onnxruntime's CPU provider cannot run"
+                        f" {len(refused)} of its Relu nodes by itself ({'; '.join(refused[:3])}"
+                        + ("; ..." if len(refused) > 3 else "")
+                        + "): open it with onnx_relu.ort_session, run it with"
+                        f" '{PROG} run --engine onnxruntime', or rewrite it with"
+                        f" '{PROG} legalize'",
+                        quote=False,
+                    )
+                )
         if _stderr_is_terminal():
             checked = sum(counts.values())
             note(

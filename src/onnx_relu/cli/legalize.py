@@ -33,7 +33,8 @@ def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         help="rewrite the Relu nodes a runtime cannot run into equivalent subgraphs",
         description="Write a copy of MODEL in which onnxruntime's CPU provider can run every "
         "Relu node (bfloat16, int16, int64 ...), with onnx-relu's values. Other nodes are "
-        "untouched. OUT is written atomically.",
+        "untouched. OUT is written atomically. Tensor data MODEL keeps in external files is "
+        "left there when OUT is in MODEL's folder, else copied beside OUT as OUT.data.",
         # paragraphs, reflowed by ._help.HelpFormatter; indented: "COMMAND  # comment" examples
         epilog=f"examples:\n  {PROG} legalize model.onnx model.ort.onnx\n"
         f"  {PROG} legalize --exact model.onnx exact.onnx  # float Relus exact too\n"
@@ -58,6 +59,13 @@ def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         help="also rewrite the Relus the runtime runs with other values "
         "(-0.0 kept, float16 NaNs quieted) so that every result is exact; float Relus need "
         "opset 13 for that (see --convert-opset)",
+    )
+    parser.add_argument(
+        "--ir-version",
+        type=int,
+        metavar="N",
+        help="stamp OUT with IR version N, for an older onnxruntime (1.17 reads up to 9); "
+        "refused where MODEL's opsets need a newer one (see --convert-opset)",
     )
     parser.add_argument(
         "--convert-opset",
@@ -99,19 +107,30 @@ def run(args: argparse.Namespace) -> int:
             given, before = _converted(source, args.convert_opset)
             converted = f"converted from ai.onnx opset {before} to {args.convert_opset}; "
         try:
-            done = legalize_with_report(given, target=args.target, exact=args.exact)
+            done = legalize_with_report(
+                given, target=args.target, exact=args.exact, ir_version=args.ir_version
+            )
         except LegalizationError as exc:
             raise UsageError(str(exc)) from None
         model = done.model
-        _check_external_data_stays_reachable(model, args.model, "." if to_stdout else args.output)
+        moved = _external_data_beside(model, args.model, "." if to_stdout else args.output)
         data = model.SerializeToString()
-        # A FIFO or character device as OUT is written through; '-' is standard output.
-        with open_output(destination) as output:
-            output.write(data)
+        try:
+            # A FIFO or character device as OUT is written through; '-' is standard output.
+            with open_output(destination) as output:
+                output.write(data)
+        except BaseException:
+            if moved is not None:
+                os.unlink(moved[0])
+            raise
+        if moved is not None:
+            os.replace(*moved)
         report = note if to_stdout else emit  # standard output holds the model then
         for rewritten in done.rewritten:
             report(printable(f"{printable(args.model)}: {rewritten}", quote=False))
         written = "standard output" if to_stdout else printable(args.output)
+        if moved is not None:
+            written += f" and its tensor data beside it, {printable(moved[1])}"
         copy = "" if done.rewritten or converted else ", a copy of MODEL"
         report(f"{printable(args.model)}: {converted}{done.summary()}; wrote {written}{copy}")
         return EXIT_OK
@@ -144,20 +163,59 @@ def _converted(path: Endpoint, opset: int) -> tuple[Any, int | None]:
     return converted, before
 
 
-def _check_external_data_stays_reachable(model: Any, source: str, output: str) -> None:
+def _external_data_beside(model: Any, source: str, output: str) -> tuple[str, str] | None:
     """A model with external data is legalized without reading that data: the new model names
-    the same files, by paths relative to the model's folder, so OUT must be in that folder."""
+    the same files, relative to MODEL's folder. When OUT is written into another folder, the
+    tensors' data is copied into one file beside OUT, '<OUT name>.data' (the locations
+    rewritten to it): ONNX reads external data only from inside a model's folder. Returns
+    (the data written under a temporary name, its final name), None when nothing is copied."""
     from onnx.external_data_helper import uses_external_data
 
-    if not any(uses_external_data(tensor) for tensor in model.graph.initializer):
-        return
+    external = [tensor for tensor in model.graph.initializer if uses_external_data(tensor)]
+    if not external:
+        return None
     from ..io.endpoint import absolute_path
 
     source_folder = os.path.realpath(os.path.dirname(absolute_path(source)))
     output_folder = os.path.realpath(os.path.dirname(absolute_path(output)))
-    if source_folder != output_folder:
+    if source_folder == output_folder:
+        return None
+    if output == ".":
         raise UsageError(
-            f"MODEL {source!r} keeps tensor data in external files, which legalize leaves as"
-            f" they are (named relative to its folder); write OUT into {source_folder!r} so"
-            " that the new model finds them"
+            f"MODEL {source!r} keeps tensor data in external files, named relative to its"
+            f" folder; a model written to standard output cannot carry them: run it from"
+            f" {source_folder!r}, or write OUT as a file (its data is then written beside it)"
         )
+    import tempfile
+
+    from ..onnx._models import _external_data_fields
+
+    name = os.path.basename(output) + ".data"
+    handle, temporary = tempfile.mkstemp(prefix=f".{name}.", dir=output_folder)
+    try:
+        with os.fdopen(handle, "wb") as target:
+            for tensor in external:
+                info = _external_data_fields(tensor, f"MODEL {source!r}")
+                with open(os.path.join(source_folder, info.location), "rb") as stream:
+                    stream.seek(info.offset)
+                    remaining = info.length
+                    offset = target.tell()
+                    while remaining is None or remaining > 0:
+                        chunk = stream.read(
+                            1 << 24 if remaining is None else min(remaining, 1 << 24)
+                        )
+                        if not chunk:
+                            break
+                        target.write(chunk)
+                        if remaining is not None:
+                            remaining -= len(chunk)
+                    length = target.tell() - offset
+                fields = {"location": name, "offset": str(offset), "length": str(length)}
+                del tensor.external_data[:]
+                for key, value in fields.items():
+                    entry = tensor.external_data.add()
+                    entry.key, entry.value = key, value
+    except BaseException:
+        os.unlink(temporary)
+        raise
+    return temporary, os.path.join(output_folder, name)

@@ -13,8 +13,7 @@ Nothing here imports onnx at module level.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ._rules import node_label, printable
 
@@ -30,8 +29,7 @@ GraphPath = tuple[tuple[int, str, int], ...]
 _GRAPH, _GRAPHS = 5, 10
 
 
-@dataclass(frozen=True)
-class NodeAt:
+class NodeAt(NamedTuple):
     """A node where :func:`walk` found it.
 
     Attributes
@@ -50,7 +48,7 @@ class NodeAt:
     path: GraphPath
     label: str
     graph: Any
-    index: int
+    index: int  # type: ignore[assignment]  # (a field: it shadows tuple.index, unused here)
     node: onnx.NodeProto
 
 
@@ -75,6 +73,8 @@ def walk(root: Any, label: str = "", path: GraphPath = ()) -> Iterator[NodeAt]:
     the graphs it holds, recursively; ``label`` and ``path`` are the root's."""
     for index, node in enumerate(root.node):
         yield NodeAt(path, label, root, index, node)
+        if not node.attribute:
+            continue
         for attribute, position, suffix, subgraph in subgraphs(node):
             sub_label = f"{owner_label(node, index)}.{suffix}"
             yield from walk(

@@ -26,7 +26,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from .._extras import extra_needed
 from .._protobuf import PROTOBUF_MESSAGE_LIMIT
@@ -34,14 +34,24 @@ from ..errors import InvalidModelError
 from ..io.endpoint import Endpoint, absolute_path
 from ..io.identity import open_classified
 from ..versions import ReluVersion, version_for_opset
-from ._graph import GraphPath, owner_label, walk
+from ._graph import GraphPath, graph_at, owner_label, walk
+from ._ir import (
+    LightModel,
+    ModelStructure,
+    call_key,
+    function_key,
+    function_name,
+    light_model,
+    light_model_bytes,
+    mapped_file,
+    model_structure,
+    resolved_body,
+)
 from ._rules import (
     AI_ONNX_DOMAINS,
     declared_onnx_type,
-    is_relu,
     onnx_type_of_elem_type,
     onnx_type_of_type_proto,
-    printable,
     shown_name,
 )
 
@@ -51,6 +61,8 @@ with extra_needed():  # a missing onnx raises the one MissingExtraError
 
 __all__ = [
     "load_model",
+    "read_model",
+    "LoadedModel",
     "latest_onnx_opset",
     "ai_onnx_opset",
     "checked_model_opset",
@@ -76,16 +88,61 @@ def load_model(model_or_path: object, *, external_data: bool = True) -> onnx.Mod
     device such as /dev/zero read without end), and InvalidModelError (a ValueError) for
     content that is not a readable ONNX model.
     """
+    return read_model(model_or_path, external_data=external_data).model
+
+
+#: Models up to this size are parsed whole even where their weights are not wanted.
+_WHOLE = 1 << 20
+
+
+@dataclass(frozen=True)
+class LoadedModel:
+    """A model as a front end read it.
+
+    Attributes
+    ----------
+    model : onnx.ModelProto
+        The model; without its large initializers' values where read with ``weights=False``
+        (:func:`._ir.light_model_bytes`).
+    given : object
+        What the caller gave: the ModelProto, the path (as a str) or the bytes.
+    buffer : bytes, mmap or None
+        A file's or the given bytes' serialized model (None for a ModelProto).
+    light : LightModel or None
+        Where the initializers lie in ``buffer`` when ``model`` was read without them.
+    """
+
+    model: onnx.ModelProto
+    given: object
+    buffer: Any = None
+    light: LightModel | None = None
+
+    @property
+    def full(self) -> bool:
+        """Whether ``model`` holds every tensor's values (as given or as the file has them)."""
+        return self.light is None
+
+
+def read_model(
+    model_or_path: object, *, external_data: bool = True, weights: bool = True
+) -> LoadedModel:
+    """:func:`load_model`, keeping what was given; ``weights=False`` leaves out the values of
+    the main graph's large initializers (a file's are never read: it is mapped, and only the
+    bytes around them are touched) and reads no external data."""
     from google.protobuf.message import DecodeError
 
     if isinstance(model_or_path, onnx.ModelProto):
         _refuse_non_utf8_strings(model_or_path, "the given model")
-        return model_or_path
+        model = model_or_path if weights else light_model(model_or_path)
+        return LoadedModel(model, model_or_path)
     folder = None  # where external data is looked up: a model file's folder
+    given: object
     if isinstance(model_or_path, (bytes, bytearray, memoryview)):
-        source, data = "the given bytes", bytes(model_or_path)
+        source, data = "the given bytes", model_or_path
+        given = model_or_path
     elif isinstance(model_or_path, (str, os.PathLike)):
         path = os.fspath(model_or_path)
+        given = path
         source = f"file {path!r}"
         endpoint = model_or_path if isinstance(model_or_path, Endpoint) else Endpoint.of(path)
         endpoint.require_model_file()
@@ -98,18 +155,25 @@ def load_model(model_or_path: object, *, external_data: bool = True) -> onnx.Mod
                     " no ONNX model file can be that large; keep its large tensors in external"
                     " data files (onnx.save_model(model, path, save_as_external_data=True))"
                 )
-            data = stream.read()
+            data = stream.read() if weights else mapped_file(stream, size)
     else:
         raise TypeError(
             "expected an onnx.ModelProto, a path (str or os.PathLike) or bytes,"
             f" got {type(model_or_path).__name__}"
         )
     model = onnx.ModelProto()
+    light = None
     try:
-        model.ParseFromString(data)
-    except (DecodeError, UnicodeDecodeError) as error:
+        if weights or (isinstance(data, (bytes, bytearray, memoryview)) and len(data) <= _WHOLE):
+            # (a small model is parsed whole: reading around its weights would cost more)
+            model.ParseFromString(bytes(data) if not isinstance(data, bytes) else data)
+        else:
+            light = light_model_bytes(data)
+            model.ParseFromString(light.data)
+    except (DecodeError, UnicodeDecodeError, ValueError) as error:
         # protobuf's pure-Python parser (the only one on some Pythons, e.g. free-threaded 3.13)
-        # raises UnicodeDecodeError for a string field that is not UTF-8.
+        # raises UnicodeDecodeError for a string field that is not UTF-8; the light reader a
+        # ValueError for wire data it cannot follow.
         raise InvalidModelError(f"{source} is not a readable ONNX model: {error}") from None
     # Protobuf parses many byte strings (the empty one included) into some message: a real
     # model has an IR version and a graph.
@@ -119,27 +183,71 @@ def load_model(model_or_path: object, *, external_data: bool = True) -> onnx.Mod
             f" (ir_version={model.ir_version}, {len(data)} bytes)"
         )
     if folder is not None:
-        _load_external_data(model, folder, source, external_data)
+        _load_external_data(model, folder, source, external_data and weights)
     _refuse_non_utf8_strings(model, source)
-    return model
+    return LoadedModel(model, given, data, light)
 
 
 def _non_utf8_string(message: Any, where: str) -> tuple[str, bytes] | None:
     """The first string field under ``message`` that protobuf gave back as bytes (it is not
     UTF-8; onnx.proto is proto2, which lets such strings through), with where it is."""
+    found = _first_non_utf8(message)
+    if found is None:
+        return None
+    steps, value = found
+    return where + "".join(reversed(steps)), value
+
+
+#: A NodeProto's own strings, read directly (a model holds thousands of nodes).
+_NODE_STRINGS = ("name", "op_type", "domain", "doc_string", "overload")
+
+
+def _first_non_utf8(message: Any) -> tuple[list[str], bytes] | None:
+    if message.DESCRIPTOR.name == "NodeProto" and message.SerializeToString().isascii():
+        return None  # the common case, at C speed: every string (and number) of it ASCII
+    if (
+        message.DESCRIPTOR.name == "NodeProto"
+        and not message.attribute
+        and not message.metadata_props
+        and not getattr(message, "device_configurations", ())
+    ):
+        for name in _NODE_STRINGS:
+            value = getattr(message, name, "")
+            if type(value) is bytes:
+                return [f".{name}"], value
+        for name in ("input", "output"):
+            for i, value in enumerate(getattr(message, name)):
+                if type(value) is bytes:
+                    return [f".{name}[{i}]"], value
+        return None
+    if message.DESCRIPTOR.name == "TensorProto":
+        # its strings only: ListFields would copy its values (raw_data) out of the message
+        for name in ("name", "doc_string"):
+            value = getattr(message, name)
+            if type(value) is bytes:
+                return [f".{name}"], value
+        for name in ("external_data", "metadata_props"):
+            for i, entry in enumerate(getattr(message, name, ())):
+                found = _first_non_utf8(entry)
+                if found is not None:
+                    found[0].append(f".{name}[{i}]")
+                    return found
+        return None
     for field, value in message.ListFields():
         repeated = field.is_repeated if hasattr(field, "is_repeated") else field.label == 3
+        entries: list[tuple[int | None, Any]] = (
+            list(enumerate(value)) if repeated else [(None, value)]
+        )
         if field.type == field.TYPE_MESSAGE:
-            items = enumerate(value) if repeated else [(None, value)]
-            for i, item in items:
-                place = f"{where}.{field.name}" + (f"[{i}]" if repeated else "")
-                found = _non_utf8_string(item, place)
+            for position, item in entries:
+                found = _first_non_utf8(item)
                 if found is not None:
+                    found[0].append(f".{field.name}" + (f"[{position}]" if repeated else ""))
                     return found
         elif field.type == field.TYPE_STRING:
-            for i, item in enumerate(value) if repeated else [(None, value)]:
+            for position, item in entries:
                 if isinstance(item, bytes):
-                    return f"{where}.{field.name}" + (f"[{i}]" if repeated else ""), item
+                    return [f".{field.name}" + (f"[{position}]" if repeated else "")], item
     return None
 
 
@@ -373,8 +481,7 @@ def checked_model_opset(model: onnx.ModelProto) -> int:
     return opset
 
 
-@dataclass(frozen=True)
-class ReluSite:
+class ReluSite(NamedTuple):
     """A Relu node found in a model, with the type of its input (None if unknown).
 
     ``path`` locates the graph holding it: () for the main graph (or, where ``function`` is set,
@@ -386,7 +493,7 @@ class ReluSite:
 
     path: tuple[tuple[int, str, int], ...]
     graph_label: str
-    index: int
+    index: int  # type: ignore[assignment]  # (a field: it shadows tuple.index, unused here)
     node: onnx.NodeProto
     input_type: str | None
     function: int | None = None
@@ -417,13 +524,19 @@ def relu_sites(
     """Every ai.onnx Relu node of ``graph`` and its subgraphs, with its input's known type."""
     types_at = {path: _value_types(graph, outer or {})}
     for at in walk(graph, label, path):
+        node = at.node
+        if node.op_type != "Relu" or node.domain not in AI_ONNX_DOMAINS:
+            continue
         types = types_at.get(at.path)
-        if types is None:  # a subgraph, seen after its owner: it sees its outer scope's types
-            types = types_at[at.path] = _value_types(at.graph, types_at[at.path[:-1]])
-        if is_relu(at.node):
-            node = at.node
-            input_type = types.get(node.input[0]) if node.input and node.input[0] else None
-            yield ReluSite(at.path, at.label, at.index, node, input_type)
+        if types is None:  # a subgraph: it sees its outer scopes' types, ONNX's scoping
+            for depth in range(len(path) + 1, len(at.path) + 1):
+                if at.path[:depth] not in types_at:
+                    inner = graph_at(graph, at.path[len(path) : depth])
+                    outer_types = types_at[at.path[: depth - 1]]
+                    types_at[at.path[:depth]] = _value_types(inner, outer_types)
+            types = types_at[at.path]
+        input_type = types.get(node.input[0]) if node.input and node.input[0] else None
+        yield ReluSite(at.path, at.label, at.index, node, input_type)
 
 
 def _value_type_protos(
@@ -439,67 +552,87 @@ def _value_type_protos(
 
 
 def _function_calls(
-    graph: onnx.GraphProto, functions: dict[tuple[str, str], int]
-) -> Iterator[tuple[int, str, tuple[onnx.TypeProto | None, ...]]]:
-    """(function position, call site label, its inputs' types) for each node of ``graph`` and
-    its subgraphs that calls a model-local function."""
+    graph: onnx.GraphProto, functions: dict[tuple[str, str, str], int], holding: frozenset[int]
+) -> Iterator[tuple[int, str, onnx.NodeProto, tuple[onnx.TypeProto | None, ...]]]:
+    """(function position, call site label, the calling node, its inputs' types) for each node
+    of ``graph`` and its subgraphs that calls one of the model-local functions ``holding``."""
     types_at: dict[GraphPath, dict[str, onnx.TypeProto]] = {(): _value_type_protos(graph, {})}
     for at in walk(graph):
         types = types_at.get(at.path)
         if types is None:
             types = types_at[at.path] = _value_type_protos(at.graph, types_at[at.path[:-1]])
-        position = functions.get((at.node.domain, at.node.op_type))
-        if position is not None:
+        position = functions.get(call_key(at.node))
+        if position is not None and position in holding:
             call = owner_label(at.node, at.index) + (f" in {at.label}" if at.label else "")
             inputs = tuple(types.get(name) if name else None for name in at.node.input)
-            yield position, call, inputs
+            yield position, call, at.node, inputs
 
 
 def function_relu_sites(
-    model: onnx.ModelProto, inferred_main: onnx.ModelProto, opset: int
+    model: onnx.ModelProto,
+    inferred_main: onnx.ModelProto,
+    opset: int,
+    structure: ModelStructure | None = None,
 ) -> Iterator[ReluSite]:
-    """The Relu nodes in the bodies of the model-local functions the model calls, typed by
-    inferring each body with the input types of its call sites (once per distinct list)."""
+    """The Relu nodes in the bodies of the model-local functions the model calls, to any
+    depth, typed by inferring each body with the input types and attributes of its call
+    sites (once per distinct list; attribute references resolved for that call)."""
     from onnx import helper
 
-    functions = {(f.domain, f.name): i for i, f in enumerate(model.functions)}
-    if not functions:
+    if structure is None:
+        structure = model_structure(model)
+    if not structure.holds_relu:
         return
-    seen: set[tuple[int, tuple[bytes, ...]]] = set()
-    for position, call, call_types in _function_calls(inferred_main.graph, functions):
-        function = model.functions[position]
-        if not any(is_relu(node) for node in _function_nodes(function)):
-            continue
-        key = (position, tuple(t.SerializeToString() if t is not None else b"" for t in call_types))
-        if key in seen:
-            continue
-        seen.add(key)
-        inputs = []
-        for i, name in enumerate(function.input):
-            value = onnx.ValueInfoProto(name=name)
-            if i < len(call_types) and call_types[i] is not None:
-                value.type.CopyFrom(call_types[i])
-            inputs.append(value)
-        outputs = [onnx.ValueInfoProto(name=name) for name in function.output]
-        body = helper.make_graph(list(function.node), "function body", inputs, outputs)
-        own = [entry for entry in function.opset_import]
-        body_model = helper.make_model(
-            body, opset_imports=own or list(model.opset_import), functions=list(model.functions)
-        )
-        body_model.ir_version = model.ir_version
-        function_opset = ai_onnx_opset(body_model) or opset
-        domain = f"{function.domain}." if function.domain else ""
-        label = f"function '{printable(domain + function.name)}' called by {call}"
-        for site in relu_sites(inferred_model(body_model).graph, label=label):
-            yield ReluSite(
-                site.path,
-                site.graph_label,
-                site.index,
-                site.node,
-                site.input_type,
+    functions = dict(structure.functions)
+    seen: set[tuple[int, tuple[bytes, ...], tuple[bytes, ...]]] = set()
+
+    def visit(graph: onnx.GraphProto, caller: str) -> Iterator[ReluSite]:
+        calls = _function_calls(graph, functions, structure.holds_relu)
+        for position, call, node, call_types in calls:
+            function = model.functions[position]
+            key = (
                 position,
-                function_opset,
+                tuple(t.SerializeToString() if t is not None else b"" for t in call_types),
+                tuple(a.SerializeToString() for a in node.attribute),
             )
+            if key in seen:
+                continue
+            seen.add(key)
+            inputs = []
+            for i, name in enumerate(function.input):
+                value = onnx.ValueInfoProto(name=name)
+                if i < len(call_types) and call_types[i] is not None:
+                    value.type.CopyFrom(call_types[i])
+                inputs.append(value)
+            outputs = [onnx.ValueInfoProto(name=name) for name in function.output]
+            body = helper.make_graph(
+                resolved_body(function, node), "function body", inputs, outputs
+            )
+            own = [entry for entry in function.opset_import]
+            body_model = helper.make_model(
+                body,
+                opset_imports=own or list(model.opset_import),
+                functions=list(model.functions),
+            )
+            body_model.ir_version = model.ir_version
+            function_opset = ai_onnx_opset(body_model) or opset
+            label = f"function '{function_name(function_key(function))}' called by {call}" + (
+                f" in {caller}" if caller else ""
+            )
+            inferred_body = inferred_model(body_model).graph
+            for site in relu_sites(inferred_body, label=label):
+                yield ReluSite(
+                    site.path,
+                    site.graph_label,
+                    site.index,
+                    site.node,
+                    site.input_type,
+                    position,
+                    function_opset,
+                )
+            yield from visit(inferred_body, label)
+
+    yield from visit(inferred_main.graph, "")
 
 
 def inferred_model(model: onnx.ModelProto) -> onnx.ModelProto:
@@ -534,34 +667,48 @@ class TypedModel:
     Attributes
     ----------
     model : onnx.ModelProto
-        The model as loaded (not the inferred copy).
+        The model as loaded (not the inferred copy); without its large initializers' values
+        where :func:`typed_relu_sites` was asked for no weights.
     opset : int or None
         Its ai.onnx opset; None only when it has no Relu node (then it is not asked for).
     version : ReluVersion or None
         The Relu version in force at ``opset``.
     sites : tuple of ReluSite
-        Every Relu node, in graph order, subgraphs included.
+        Every Relu node, in graph order, subgraphs included, then those of the local
+        functions the model calls, to any depth.
+    loaded : LoadedModel or None
+        How the model was read (what was given, its bytes), for a front end that hands the
+        model on unchanged.
+    structure : ModelStructure or None
+        Its local functions and the domains it names (:func:`._ir.model_structure`).
     """
 
     model: onnx.ModelProto
     opset: int | None
     version: ReluVersion | None
     sites: tuple[ReluSite, ...]
+    loaded: LoadedModel | None = None
+    structure: ModelStructure | None = None
 
 
-def typed_relu_sites(model_or_path: object) -> TypedModel:
+def typed_relu_sites(model_or_path: object, *, weights: bool = True) -> TypedModel:
     """Load a model, find its Relu nodes and infer their input types: what check and legalize
     judge.
 
     A model without Relu nodes needs no ai.onnx opset; one with Relu nodes must have one that the
-    model imports (:func:`checked_model_opset`). Raises as :func:`load_model` does.
+    model imports (:func:`checked_model_opset`). Its structure is checked first
+    (:func:`._ir.model_structure`). Inference never sees a large tensor's values; with
+    ``weights=False`` they are not even read (:func:`read_model`). Raises as
+    :func:`load_model` does.
     """
-    model = load_model(model_or_path, external_data=False)
-    if next(relu_sites(model.graph), None) is None and not any(
-        is_relu(node) for function in model.functions for node in _function_nodes(function)
-    ):
-        return TypedModel(model, None, None, ())
+    loaded = read_model(model_or_path, external_data=False, weights=weights)
+    model = loaded.model
+    structure = model_structure(model)
+    if next(relu_sites(model.graph), None) is None and not structure.main_calls:
+        return TypedModel(model, None, None, (), loaded, structure)
     opset = checked_model_opset(model)
-    inferred = inferred_model(model)
-    sites = tuple(relu_sites(inferred.graph)) + tuple(function_relu_sites(model, inferred, opset))
-    return TypedModel(model, opset, version_for_opset(opset), sites)
+    inferred = inferred_model(model if not loaded.full else light_model(model))
+    sites = tuple(relu_sites(inferred.graph)) + tuple(
+        function_relu_sites(model, inferred, opset, structure)
+    )
+    return TypedModel(model, opset, version_for_opset(opset), sites, loaded, structure)

@@ -16,6 +16,7 @@ Examples
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -108,6 +109,7 @@ def is_relu(node: onnx.NodeProto) -> bool:
     return node.op_type == "Relu" and node.domain in AI_ONNX_DOMAINS
 
 
+@functools.lru_cache(maxsize=256)
 def onnx_type_of_elem_type(elem_type: int) -> str:
     """The ONNX type string of a TensorProto element type, e.g. 1 -> "tensor(float)"."""
     from onnx import TensorProto

@@ -143,18 +143,31 @@ def check_model(model_or_path: onnx.ModelProto | str | bytes) -> list[Finding]:
         (a ValueError) if the content is not a readable ONNX model, or it has Relu nodes but no
         ai.onnx opset (or one the installed onnx does not know).
     """
-    return _judged(model_or_path)[1]
+    return _judged(model_or_path, weights=False)[1]
 
 
-def _judged(model_or_path: object) -> tuple[TypedModel, list[Finding]]:
-    """The model's Relu nodes with their types, and the findings about them (legalize's start)."""
-    typed = typed_relu_sites(model_or_path)
+def _judged(model_or_path: object, *, weights: bool = True) -> tuple[TypedModel, list[Finding]]:
+    """The model's Relu nodes with their types, and the findings about them (legalize's start;
+    ``weights=False``: the model read without its large tensors' values, for a judge that
+    hands on what it was given, :func:`._models.read_model`)."""
+    typed = typed_relu_sites(model_or_path, weights=weights)
     if typed.version is None or typed.opset is None:  # no Relu node
         return typed, []
     found = []
+    # A Relu with one named input and output and no attributes is judged by its type and
+    # opset alone: one judgement per pair serves a model of thousands of such nodes.
+    valid: set[tuple[str | None, int]] = set()
     for site in typed.sites:
+        node = site.node
+        plain = not node.attribute and len(node.input) == 1 and len(node.output) == 1
+        plain = plain and bool(node.input[0]) and bool(node.output[0])
         if site.opset is None or site.opset == typed.opset:
-            found += findings_for_site(site, typed.version, typed.opset)
+            if plain and (site.input_type, typed.opset) in valid:
+                continue
+            judged = findings_for_site(site, typed.version, typed.opset)
+            if plain and not judged:
+                valid.add((site.input_type, typed.opset))
+            found += judged
         else:  # a function importing its own ai.onnx opset
             # onnx's checker asks a function's own nodes (not those of their subgraphs) to be
             # compatible with the model's opset: check_opset_compatibility

@@ -185,6 +185,8 @@ def legalize(
     target: str = "onnxruntime",
     *,
     exact: bool = False,
+    ir_version: int | None = None,
+    external_data: str = "keep",
 ) -> onnx.ModelProto:
     """A copy of ``model`` in which onnxruntime can run every Relu node, with onnx-relu's values.
 
@@ -198,6 +200,16 @@ def legalize(
         False (default): rewrite only the Relu nodes onnxruntime cannot run. True: also rewrite
         those it runs with other values than onnx-relu's (its float Relus keep -0.0; float16
         quiets signalling NaNs), so that every Relu of the result is exact.
+    ir_version : int, optional
+        The IR version to stamp the result with, for an older onnxruntime (1.17 reads IR
+        versions up to 9; a model's opsets must be ones it knows too, see ``onnx-relu legalize
+        --convert-opset``). Refused (InvalidModelError) where the model's opsets need a newer
+        IR version. Default: the model's own.
+    external_data : str
+        For a model file with external tensor data: "keep" (default) leaves the result's
+        references to it as they are, relative to the model's folder (nothing read: save the
+        result into that folder); "read" reads the data into the result, which is then whole
+        in memory (``InferenceSession(result.SerializeToString())`` runs it; under 2 GiB).
 
     Returns
     -------
@@ -222,7 +234,10 @@ def legalize(
         ``onnx.version_converter.convert_version(model, 13)``; ``onnx-relu legalize
         --convert-opset 13`` does it).
     """
-    return legalize_with_report(model, target, exact=exact).model
+    done = legalize_with_report(
+        model, target, exact=exact, ir_version=ir_version, external_data=external_data
+    )
+    return done.model
 
 
 def legalize_with_report(
@@ -230,6 +245,8 @@ def legalize_with_report(
     target: str = "onnxruntime",
     *,
     exact: bool = False,
+    ir_version: int | None = None,
+    external_data: str = "keep",
 ) -> Legalization:
     """:func:`legalize`, saying what it did: the new model and the Relu nodes it rewrote.
 
@@ -251,12 +268,16 @@ def legalize_with_report(
     """
     if target != "onnxruntime":
         raise ValueError(f"unknown target {target!r}; the only target is 'onnxruntime'")
+    if external_data not in ("keep", "read"):
+        raise ValueError(f"external_data must be 'keep' or 'read', got {external_data!r}")
     typed, findings = _judged(model)
+    if external_data == "read" and isinstance(model, (str, os.PathLike)):
+        typed = _with_external_data(typed, os.fspath(model))
     source, opset, sites = typed.model, typed.opset, typed.sites
     if opset is None:  # no Relu node
         result = onnx.ModelProto()
         result.CopyFrom(source)
-        return Legalization(result, 0, ())
+        return Legalization(_stamped(result, ir_version), 0, ())
     if findings:
         raise InvalidModelError(
             "legalize needs valid Relu nodes with known types; check_model found:\n"
@@ -352,7 +373,71 @@ def legalize_with_report(
         nodes[site.index : site.index + 1] = new_nodes
         del graph.node[:]
         graph.node.extend(nodes)
-    return Legalization(result, judged, rewritten)
+    return Legalization(_stamped(result, ir_version), judged, rewritten)
+
+
+def _with_external_data(typed: Any, path: str) -> Any:
+    """``typed`` with its model's external tensor data read in (from the model's folder)."""
+    from dataclasses import replace
+
+    from onnx.external_data_helper import load_external_data_for_model, uses_external_data
+
+    if not any(uses_external_data(t) for t in typed.model.graph.initializer):
+        return typed
+    model = onnx.ModelProto()
+    model.CopyFrom(typed.model)
+    folder = os.path.dirname(os.path.abspath(path))
+    try:
+        load_external_data_for_model(model, folder)
+    except (OSError, ValueError) as error:
+        raise InvalidModelError(
+            f"file {path!r}: its external tensor data cannot be read: {error}"
+        ) from error
+    return replace(typed, model=model)
+
+
+def _stamped(model: onnx.ModelProto, ir_version: int | None) -> onnx.ModelProto:
+    """``model`` (legalize's own copy) with ``ir_version``, if its opsets exist there."""
+    if ir_version is None or ir_version == model.ir_version:
+        return model
+    from .ort import lowest_ir_version
+
+    if isinstance(ir_version, bool) or not isinstance(ir_version, int) or ir_version < 3:
+        raise ValueError(f"ir_version must be an IR version >= 3, got {ir_version!r}")
+    needed = lowest_ir_version(model.opset_import)
+    overloads = any(f.overload for f in model.functions) or any(
+        at.node.overload for at in walk(model.graph)
+    )
+    if needed is not None and overloads:
+        needed = max(needed, 10)  # function overloads came with IR version 10
+    if needed is None or needed > ir_version:
+        opsets = ", ".join(
+            f"{entry.domain or 'ai.onnx'} {entry.version}" for entry in model.opset_import
+        )
+        shown = "newer than this onnx knows" if needed is None else str(needed)
+        raise InvalidModelError(
+            f"the legalized model cannot be stamped with IR version {ir_version}: its opsets"
+            f" ({opsets}) need IR version {shown}"
+            + (" (it uses function overloads, from IR 10)" if overloads else "")
+            + "; convert it to an older opset first (onnx-relu legalize --convert-opset N)"
+        )
+    model.ir_version = ir_version
+    return model
+
+
+def stock_refusals(typed: Any) -> list[str]:
+    """The Relu nodes of a judged model (a :class:`._models.TypedModel` without findings) that
+    the installed onnxruntime's CPU provider cannot run by itself (as the probe finds), each
+    as "<node>: <type> at opset <n>"."""
+    refused = []
+    for site in typed.sites:
+        opset = site.opset or typed.opset
+        if site.input_type is None or probe_onnxruntime(site.input_type, opset).runs:
+            continue
+        where = node_label("Relu", site.node.name, site.index)
+        where += f" in {site.graph_label}" if site.graph_label else ""
+        refused.append(f"{where}: {site.input_type} at opset {opset}")
+    return refused
 
 
 def _conversion_advice(opset: int, exact: bool) -> str:

@@ -286,7 +286,7 @@ def _checked_sites(model: Any) -> Any:
     from ._rules import refusal_class
     from .check import _judged
 
-    typed, findings = _judged(model)
+    typed, findings = _judged(model, weights=False)
     blocking = [
         finding
         for finding in findings
@@ -307,14 +307,15 @@ def _onnxruntime_runs(input_type: str | None, opset: int) -> bool:
     """Whether onnxruntime's CPU provider runs a Relu of this type at this opset by itself."""
     if input_type is None:
         return False  # unknown: the library's Relu runs every Relu-14 type
-    from .probe import probe_onnxruntime
+    from .probe import onnxruntime_loads
 
-    return probe_onnxruntime(input_type, opset).runs
+    return onnxruntime_loads(input_type, opset)
 
 
 def _library_nodes(typed: Any, exact: bool) -> Any:
-    """A copy of the model with the chosen Relu nodes in the library's domain, or None when no
-    node is chosen (the model can go to onnxruntime as it is)."""
+    """A copy of the model (as read: without its large tensors' values where it was read so)
+    with the chosen Relu nodes in the library's domain, or None when no node is chosen (the
+    model can go to onnxruntime as it was given)."""
     import onnx
 
     from ._graph import graph_at
@@ -327,7 +328,9 @@ def _library_nodes(typed: Any, exact: bool) -> Any:
     if not chosen:
         return None
     model = onnx.ModelProto()
-    model.CopyFrom(typed.model)
+    given = None if typed.loaded is None else typed.loaded.given
+    # a ModelProto given: its copy, weights and all (the model judged may lack them)
+    model.CopyFrom(given if isinstance(given, onnx.ModelProto) else typed.model)
     functions = set()
     for site in chosen:
         root = model.graph if site.function is None else model.functions[site.function]
@@ -338,7 +341,67 @@ def _library_nodes(typed: Any, exact: bool) -> Any:
     for holder in [model, *(model.functions[i] for i in sorted(functions))]:
         if not any(entry.domain == ORT_LIBRARY_DOMAIN for entry in holder.opset_import):
             holder.opset_import.append(onnx.helper.make_opsetid(ORT_LIBRARY_DOMAIN, 1))
+    if functions:
+        model = _inlined(model, functions, typed.structure)
     return model
+
+
+def _inlined(model: Any, functions: set[int], structure: Any) -> Any:
+    """``model`` with the local functions holding rerouted nodes inlined where they are called,
+    and the functions calling them: onnxruntime infers a local function's body without the
+    library's schemas, so a function whose output comes from the library's Relu fails its
+    type inference inside an If branch ("Graph attribute inferencing failed: ... type
+    inference failed"). ``model`` as it is where onnx's inliner cannot inline them."""
+    import onnx.inliner
+
+    chosen = set(functions)
+    if structure is not None:
+        changed = True
+        while changed:  # every function that calls one of them, directly or not
+            changed = False
+            for position, called in structure.callees.items():
+                if position not in chosen and chosen.intersection(called):
+                    chosen.add(position)
+                    changed = True
+    ids = sorted({(model.functions[i].domain, model.functions[i].name) for i in chosen})
+    try:
+        return onnx.inliner.inline_selected_functions(model, ids)
+    except Exception:  # noqa: BLE001 - onnx's C++ inliner raises several kinds
+        return model
+
+
+def _refuse_library_domain(typed: Any) -> None:
+    """A model that names the library's domain itself (a local function, a node, an opset
+    import) would have its meaning changed by the library's registration: refused."""
+    from ..errors import InvalidModelError
+    from ._ir import domains_used
+
+    structure = typed.structure
+    domains = structure.domains if structure is not None else domains_used(typed.model)
+    if ORT_LIBRARY_DOMAIN in domains:
+        raise InvalidModelError(
+            f"onnx_relu.ort_session refuses the model: it uses the operator domain"
+            f" {ORT_LIBRARY_DOMAIN!r} itself (in a node, a local function or an opset import),"
+            " which is the onnx-relu library's own; registering the library would change what"
+            " those nodes mean. Rename that domain in the model, or run it with"
+            " onnxruntime.InferenceSession"
+        )
+
+
+def _model_bytes(typed: Any, changed: Any) -> bytes:
+    """The serialized ``changed`` model with every tensor's values: spliced from the bytes as
+    read where the model was read without them (the weights copied once, never parsed)."""
+    loaded = typed.loaded
+    if loaded is not None and loaded.light is not None:
+        from ._ir import spliced_model_bytes
+
+        return spliced_model_bytes(changed, loaded.buffer, loaded.light)
+    data: bytes = changed.SerializeToString()
+    return data
+
+
+def _uses_external_data(model: Any) -> bool:
+    return any(tensor.data_location == 1 for tensor in model.graph.initializer)
 
 
 def ort_session(
@@ -346,13 +409,16 @@ def ort_session(
 ) -> Any:
     """An ``onnxruntime.InferenceSession`` of ``model`` with the onnx-relu library registered.
 
-    ``model`` is checked first with :func:`onnx_relu.check_model` (from its file without
-    reading external data): a model whose Relu nodes break their version's rules is refused
-    before any session exists. Then the chosen Relu nodes are pointed at the library's
-    ``onnx_relu`` domain, in memory (module docstring): with ``exact=False`` those
-    onnxruntime cannot run, with ``exact=True`` all of them. A model file that needs no such
-    change goes to onnxruntime as the file; one that does goes as bytes, its external data still
-    read by onnxruntime from the model's folder.
+    ``model`` is checked first with :func:`onnx_relu.check_model` (read without its weights'
+    values or its external data): a model whose Relu nodes break their version's rules is
+    refused before any session exists, and so is one that uses the ``onnx_relu`` domain itself.
+    Then the chosen Relu nodes are pointed at the library's ``onnx_relu`` domain, in memory
+    (module docstring): with ``exact=False`` those onnxruntime cannot run, with ``exact=True``
+    all of them (the local functions holding them inlined where they are called). A model that
+    needs no such change goes to onnxruntime as given (the path, the bytes, the ModelProto
+    serialized); one that does goes with its weights spliced back unparsed: a large file's as
+    a temporary file, else as bytes, its external data still read by onnxruntime from the
+    model's folder (named on ``sess_options`` for that one session, then set back).
     A model stamped with an IR version newer than the installed onnxruntime reads is given to it
     at the newest one it reads, when the model's opsets exist there
     (:func:`onnx_relu.onnx.ort.new_session`).
@@ -420,20 +486,56 @@ def ort_session(
         import onnxruntime
 
         from .ort import new_session
+    _refuse_library_domain(typed)
     rewritten = _library_nodes(typed, exact)
     if sess_options is None:
         sess_options = onnxruntime.SessionOptions()
     options = ort_session_options(sess_options, standard_domain=False)
-    source: Any
-    if rewritten is None:
-        source = os.fspath(model) if is_path else typed.model.SerializeToString()
-    else:
-        source = rewritten.SerializeToString()
-        if is_path and _config_entry(options, _EXTERNAL_FOLDER_KEY) is None:
-            # the bytes keep the file's external-data references, relative to its folder
-            folder = os.path.dirname(os.path.abspath(os.fspath(model)))
-            options.add_session_config_entry(_EXTERNAL_FOLDER_KEY, folder)
-    return new_session(source, options, providers)
+    if rewritten is None:  # nothing to reroute: what the caller gave, unchanged
+        given = typed.loaded.given if typed.loaded is not None else model
+        source: Any = (
+            given
+            if isinstance(given, (str, bytes))
+            else bytes(given)
+            if isinstance(given, (bytearray, memoryview))
+            else given.SerializeToString()
+        )
+        return new_session(source, options, providers)
+    from ._ir import FileBytes
+
+    loaded = typed.loaded
+    if (
+        loaded is not None
+        and isinstance(loaded.buffer, FileBytes)
+        and loaded.light is not None
+        and not _uses_external_data(typed.model)
+    ):
+        # Large weights in the file: the changed model goes to onnxruntime as a file of its
+        # own, the weights copied from file to file, never held here (as bytes they were held
+        # twice more: +57 MB for a model of 45 MiB).
+        import tempfile
+
+        from ._ir import write_spliced_model
+
+        with tempfile.TemporaryDirectory(prefix="onnx-relu-") as folder:
+            path = os.path.join(folder, "model.onnx")
+            write_spliced_model(rewritten, loaded.buffer, loaded.light, path)
+            return new_session(path, options, providers)
+    source = _model_bytes(typed, rewritten)
+    if not (is_path and _uses_external_data(typed.model)) or _config_entry(
+        options, _EXTERNAL_FOLDER_KEY
+    ):
+        return new_session(source, options, providers)
+    # The bytes keep the file's external-data references, relative to its folder, which
+    # onnxruntime reads only from the options; the entry is taken off the caller's options
+    # again once the session has its own copy of them (an empty folder is onnxruntime's
+    # default), so that the next model opened with them reads its own data.
+    folder = os.path.dirname(os.path.abspath(os.fspath(model)))
+    options.add_session_config_entry(_EXTERNAL_FOLDER_KEY, folder)
+    try:
+        return new_session(source, options, providers)
+    finally:
+        options.add_session_config_entry(_EXTERNAL_FOLDER_KEY, "")
 
 
 def ort_run(session: Any, output_names: Any, input_feed: Any, run_options: Any = None) -> list[Any]:

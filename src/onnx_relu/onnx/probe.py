@@ -29,7 +29,7 @@ with extra_needed():  # a missing onnx raises the one MissingExtraError
     import onnx
     from onnx import helper
 
-__all__ = ["ProbeResult", "probe_onnxruntime", "probe_values"]
+__all__ = ["ProbeResult", "probe_onnxruntime", "probe_values", "onnxruntime_loads"]
 
 
 def _float_edge_bits(bits: int, mantissa: int) -> list[int]:
@@ -195,3 +195,31 @@ def probe_onnxruntime(
     differing = np.flatnonzero(_bits(y) != _bits(expected))
     differences = tuple(_describe_difference(x[i], y[i], expected[i]) for i in differing)
     return ProbeResult(onnx_type, opset, ir_version, rewrite, True, None, differences)
+
+
+@functools.cache
+def onnxruntime_loads(onnx_type: str, opset: int) -> bool:
+    """Whether the installed onnxruntime (CPU provider) makes a session of a one-node Relu
+    model of ``onnx_type`` at ``opset``: whether it has a kernel for it (a missing one is
+    refused when the session is made). What ``ort_session``'s default route asks: cheaper than
+    :func:`probe_onnxruntime`, which also runs the model, and a first run makes onnxruntime's
+    next session in the process take more memory while it is made (BENCHMARKS.md).
+
+    Examples
+    --------
+    >>> onnxruntime_loads("tensor(float)", 14), onnxruntime_loads("tensor(bfloat16)", 14)
+    (True, False)
+    """
+    from .ort import inference_session
+
+    if onnx_type not in RELU_TYPE_BY_ONNX_NAME:
+        raise ValueError(
+            f"{onnx_type!r} is not a Relu type; expected one of {sorted(RELU_TYPE_BY_ONNX_NAME)}"
+        )
+    model = _probe_model(onnx_type, opset, onnx.IR_VERSION, "Relu", 1)
+    assert model is not None  # the node itself applies everywhere
+    try:
+        inference_session(model)
+    except Exception:  # noqa: BLE001 - onnxruntime raises its own exception classes
+        return False
+    return True
