@@ -228,13 +228,11 @@ def build_parser(
         "--figures",
         choices=("start-up", "layouts", "thread-scaling", "arrays", "session-creation"),
         metavar="SET",
-        help="instead of the benchmark: one set of focused same-run figures, start-up, layouts,"
-        " thread-scaling, arrays or session-creation (see"
-        " onnx_relu.bench.figures): start-up times of fresh processes, views numpy cannot merge"
-        " against contiguous arrays, N Python threads calling relu, arrays (the 6-element"
-        " call against np.maximum, torch and jax round trips: onnx_relu.bench.arrays), or what"
-        " opening a model through ort_session and check_model costs against onnxruntime and"
-        " onnx.load (onnx_relu.bench.session_creation)",
+        help="instead of the benchmark, one set of focused same-run figures: start-up (fresh"
+        " processes), layouts (views numpy cannot merge, against contiguous arrays),"
+        " thread-scaling (N Python threads calling relu), arrays (the 6-element call against"
+        " np.maximum, torch and jax round trips) or session-creation (ort_session and"
+        " check_model opening a model, against onnxruntime and onnx.load)",
     )
     option(
         "--models",
