@@ -136,14 +136,3 @@ class MissingExtraError(ModuleNotFoundError):
         self.extra = extra
         self.requirement = requirement
         self.needed_for = needed_for
-
-    @classmethod
-    def from_error(
-        cls, error: BaseException, needed_for: str | None = None
-    ) -> MissingExtraError | None:
-        """``error`` as a MissingExtraError if it reports a missing module that one of
-        onnx-relu's extras installs (given ``needed_for`` if it had none); None for any other
-        error, which the caller re-raises as it is."""
-        from ._extras import missing_extra_error
-
-        return missing_extra_error(error, needed_for)

@@ -396,9 +396,9 @@ def _plot(results: dict[str, Any], path: str) -> int:
     try:
         plot_results(results, path)
     except ImportError as exc:
-        from ..errors import MissingExtraError
+        from .._extras import missing_extra_error
 
-        print(f"no plot: {MissingExtraError.from_error(exc, 'the plot') or exc}", file=sys.stderr)
+        print(f"no plot: {missing_extra_error(exc, 'the plot') or exc}", file=sys.stderr)
         return 0
     print(f"wrote {path}")
     return 0

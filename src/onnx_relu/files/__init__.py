@@ -7,7 +7,7 @@ naming the extra and how to install it. Importing this package imports none of t
 
 - :func:`read_tensor`, :func:`write_tensor` (:mod:`.tensors`): ``.npy`` (:mod:`.npy`) and
   ``.pb`` (:mod:`.pb`), bit for bit.
-- :mod:`onnx_relu.io` (re-exported by :mod:`.paths`): what a path is (regular file, missing,
+- :mod:`onnx_relu.io`: what a path is (regular file, missing,
   ``-``, FIFO, device, folder), classified once, and what reading and writing it does; every
   reader and writer opens its paths there.
 - :func:`relu_file` (:mod:`.apply`): Relu of a whole file, out of core for ``.npy``, or in place.
@@ -50,7 +50,7 @@ __all__ = [
     "TEMP_SUFFIX",
 ]
 
-# name -> the submodule that defines it, imported on first use: a submodule (``.paths``, what
+# name -> the submodule that defines it, imported on first use: a submodule (``.formats``, what
 # the command line needs to parse its arguments) is then imported without numpy, and the rest
 # of the layer is loaded only as far as the job in hand needs.
 _LAZY_EXPORTS = {

@@ -27,11 +27,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, BinaryIO
 
-from .. import check_dtype
+from .._api import check_dtype
 from ..errors import FileArgumentError, UnsupportedFileFormatError
 from ..io.endpoint import Endpoint, PathKind, absolute_path, refuse_terminal_output
 from ..io.identity import open_classified, refuse_overlap
 from ..io.streams import Prefixed, open_input
+from .formats import TENSOR_FORMATS, tensor_format
 from .jobs import DEFAULT_CHUNK_BYTES as _DEFAULT_WINDOW
 from .jobs.in_place import InPlaceJob
 from .jobs.stream import MemoryJob, NpySource, PbSource, StreamJob
@@ -39,7 +40,6 @@ from .jobs.zarr_output import store_replacement_refusal
 from .npy import NPY_MAGIC, NpyHeader, read_npy_header
 from .pb import parse_pb_tensor, pb_size_refusal, read_pb_bytes
 from .progress import Progress
-from .tensors import TENSOR_FORMATS, tensor_format
 
 if TYPE_CHECKING:
     from .jobs.zarr_dask import ZarrJob
@@ -153,7 +153,7 @@ def plan_apply(
     in_place : bool
         Rewrite ``src`` (a regular ``.npy`` file) instead of writing ``dst``.
     dask : bool
-        ``src`` and ``dst`` are Zarr stores, processed on Dask (:func:`.zarr_dask.relu_zarr`).
+        ``src`` and ``dst`` are Zarr stores, processed on Dask (:func:`.jobs.zarr_dask.relu_zarr`).
     stream_format : {"npy", "pb"}, optional
         The format of ``-``: standard input's (None: told from its data, which must then be
         ``.npy``), standard output's (None: the source's).
@@ -162,7 +162,7 @@ def plan_apply(
     chunk_bytes : int, optional
         The size of the windows of ``.npy`` data (None: :data:`DEFAULT_CHUNK_BYTES`).
     scheduler, stall_timeout
-        With ``dask``: as for :func:`.zarr_dask.relu_zarr` (None: its defaults).
+        With ``dask``: as for :func:`.jobs.zarr_dask.relu_zarr` (None: its defaults).
     dash_is_stdio : bool
         ``"-"`` names standard input or output; binary data is then never written to a
         terminal.
@@ -295,7 +295,7 @@ def _dask_plan(
     names: Names,
 ) -> ApplyPlan:
     """The plan of a Zarr store on Dask: only names and paths are checked here; the store's
-    type is checked by :func:`.zarr_dask.relu_zarr` before any cluster work."""
+    type is checked by :func:`.jobs.zarr_dask.relu_zarr` before any cluster work."""
     from .jobs.zarr_dask import STALL_TIMEOUT_S, ZarrJob
 
     dask = names.dask or "dask"

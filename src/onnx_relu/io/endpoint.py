@@ -35,12 +35,12 @@ Examples
 --------
 >>> import os, tempfile
 >>> folder = tempfile.mkdtemp()
->>> path_kind(os.path.join(folder, "y.npy")).value, path_kind(folder).value
+>>> Endpoint.of(os.path.join(folder, "y.npy")).kind.value, Endpoint.of(folder).kind.value
 ('missing', 'folder')
 >>> os.mkfifo(os.path.join(folder, "pipe"))
->>> path_kind(os.path.join(folder, "pipe")).value
+>>> Endpoint.of(os.path.join(folder, "pipe")).kind.value
 'FIFO'
->>> path_kind("-", dash_is_stdio=True).value
+>>> Endpoint.of("-", dash_is_stdio=True).kind.value
 '-'
 >>> Endpoint.output("-", "OUT", dash_is_stdio=True).label
 'standard output'
@@ -59,15 +59,11 @@ from .._text import printable
 from ..errors import FileArgumentError, UnsupportedPathError
 
 __all__ = [
+    # (re-exported until onnx/_models.py and cli/legalize.py take it from .._paths)
     "absolute_path",
     "STDIO",
     "PathKind",
     "Endpoint",
-    "path_kind",
-    "describe",
-    "check_readable",
-    "check_output_kind",
-    "check_writable_destination",
     "refuse_terminal_output",
 ]
 
@@ -404,48 +400,6 @@ class Endpoint:
                 raise FileArgumentError(f"{what} {path!r}: {existing!r} is a file, not a folder")
         if not os.access(existing, os.W_OK | os.X_OK):
             raise FileArgumentError(f"{what} {path!r}: the folder {existing!r} is not writable")
-
-
-# --- the same rules by path (what the file layer has always offered) -----------------------------
-
-
-def path_kind(path: str | os.PathLike[str], *, dash_is_stdio: bool = False) -> PathKind:
-    """The kind of ``path``, following symbolic links; ``"-"`` is :attr:`PathKind.STDIO`
-    when ``dash_is_stdio``."""
-    return Endpoint.of(path, dash_is_stdio=dash_is_stdio).kind
-
-
-def describe(path: str | os.PathLike[str], kind: PathKind) -> str:
-    """``path`` quoted, with what a symbolic link points to."""
-    path = os.fspath(path)
-    return Endpoint(path, repr(path), kind, is_link=os.path.islink(path)).description
-
-
-def check_readable(path: str, what: str, *, folder: bool = False) -> None:
-    """:meth:`Endpoint.require_readable` of ``path``, named ``what`` in the message."""
-    Endpoint.input(path, what).require_readable(folder=folder)
-
-
-def check_output_kind(
-    path: str | os.PathLike[str],
-    what: str = "output",
-    *,
-    dash_is_stdio: bool = False,
-    streams: bool = True,
-) -> PathKind:
-    """:meth:`Endpoint.require_output_kind` of ``path``; return its kind."""
-    endpoint = Endpoint.output(path, what, dash_is_stdio=dash_is_stdio)
-    endpoint.require_output_kind(streams=streams)
-    return endpoint.kind
-
-
-def check_writable_destination(
-    path: str, what: str = "OUT", *, store: bool = False
-) -> PathKind | None:
-    """:meth:`Endpoint.require_writable` of ``path``; return its kind (None with ``store``)."""
-    endpoint = Endpoint.output(path, what)
-    endpoint.require_writable(store=store)
-    return None if store else endpoint.kind
 
 
 def refuse_terminal_output(what: str, redirect: str) -> None:

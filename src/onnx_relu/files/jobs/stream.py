@@ -17,7 +17,7 @@ from typing import BinaryIO
 
 import numpy as np
 
-from ... import relu
+from ..._api import relu
 from ...io.endpoint import Endpoint
 from ...io.streams import open_output
 from ..npy import NpyHeader, read_npy_data, write_npy

@@ -50,7 +50,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from ... import check_dtype, relu
+from ..._api import check_dtype, relu
 from ..._log import dask_logs_kept_out, logger
 from ...errors import InvalidTensorFileError
 from ...io.endpoint import Endpoint, absolute_path
