@@ -219,7 +219,7 @@ def test_zarr_round_trip_every_storable_type(cluster_client, tmp_path, type_name
 
 
 def test_zarr_cannot_store_bfloat16(tmp_path):
-    # Documented limit (README, onnx_relu.files.jobs.zarr_dask): if zarr learns bfloat16, update both.
+    # Documented limit (README, files.jobs.zarr_dask): if zarr learns bfloat16, update both.
     with pytest.raises(ValueError, match="bfloat16"):
         zarr.create_array(tmp_path / "b.zarr", shape=(2,), dtype=ml_dtypes.bfloat16)
 

@@ -50,21 +50,26 @@ def apply_one(args: argparse.Namespace, source: str, destination: str | None) ->
     """Relu from ``source`` to ``destination`` (None: in place, or missing) with the options of
     ``args``: the job of ``apply IN OUT``; raises as :func:`onnx_relu.files.plan.plan_apply`."""
     from ..files.plan import Names, plan_apply
+    from ..io.endpoint import Endpoint
     from ._progress_bar import progress_bar
 
+    # The command line's labels and its '-' are said here, on the endpoints it hands the plan.
+    source_end = Endpoint.input(source, "IN", dash_is_stdio=True)
+    destination_end = (
+        None if destination is None else Endpoint.output(destination, "OUT", dash_is_stdio=True)
+    )
     with (
         plan_apply(
-            source,
-            destination,
+            source_end,
+            destination_end,
             in_place=args.in_place,
             dask=args.dask,
             stream_format=args.format,
             opset=args.opset,
             scheduler=args.scheduler,
             stall_timeout=args.stall_timeout,
-            dash_is_stdio=True,
             check_paths=True,
-            names=Names("IN", "OUT", "--in-place", "--dask"),
+            names=Names(dst="OUT", in_place="--in-place", dask="--dask"),
         ) as plan,
         contextlib.ExitStack() as stack,
     ):
