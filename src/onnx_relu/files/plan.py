@@ -364,16 +364,14 @@ def _stream_plan(
 ) -> Iterator[ApplyPlan]:
     """Source to destination: the formats told, the paths checked, the source opened and its
     header (or whole ``.pb`` tensor) read and checked."""
-    dst_format = None if destination.is_stdio else tensor_format(destination.path)
-    written: Written | None = None  # how OUT is written: decided once, below
-    if check_paths:
-        if not source.is_stdio:
-            source.require_readable()
-        if not destination.is_stdio:
-            written = written_as(destination, folder_error=True)
-            if written is Written.ATOMIC_FILE:
-                destination.require_replaceable()
-    if destination.is_stdio:
+    stdout = destination.is_stdio
+    dst_format = None if stdout else tensor_format(destination.path)
+    if check_paths and not source.is_stdio:
+        source.require_readable()
+    written = written_as(destination, folder_error=check_paths)  # how OUT is written: once
+    if check_paths and written is Written.ATOMIC_FILE:
+        destination.require_replaceable()
+    if stdout:
         refuse_terminal_output("binary tensor data", "> y.npy")
     with open_input(source) as opened:
         file: BinaryIO = opened
@@ -410,7 +408,7 @@ def _stream_plan(
             tensor, tensor_name = parse_pb_tensor(data, source.label, base)
             check_dtype(tensor.dtype, opset)
             pb = PbSource(source, tensor, tensor_name)
-        output = Destination(destination, written or written_as(destination))
+        output = Destination(destination, written)
         job: StreamJob | MemoryJob
         if npy is not None and output.format == "npy":
             job = StreamJob(npy, output, opset, chunk_bytes)
