@@ -13,6 +13,10 @@ is a ``TypeError``, one below 1 a ``ValueError``), its class subclasses both, as
 
 from __future__ import annotations
 
+# Defined with the one rule that makes it (its module imports nothing of the package), so that
+# neither module imports the other back; onnx_relu.errors is where it is documented and caught.
+from ._extras import MissingExtraError
+
 __all__ = [
     "OnnxReluError",
     "UnsupportedTypeError",
@@ -99,40 +103,3 @@ class InvalidOutputError(OnnxReluError, ValueError, TypeError):
 
 class ThreadCountError(OnnxReluError, ValueError):
     """A thread count outside 1..256 given to :func:`onnx_relu.set_num_threads`."""
-
-
-# --- the optional extras -----------------------------------------------------------------------
-
-
-class MissingExtraError(ModuleNotFoundError):
-    """A module that one of onnx-relu's optional extras installs (onnx, onnxruntime, dask,
-    zarr, tqdm, matplotlib) is missing where it is needed. Not an :class:`OnnxReluError` (it
-    is about the environment, not the data): a ``ModuleNotFoundError``, so ``except
-    ImportError`` still catches it. The message names the module, the extra and the command
-    that installs it here.
-
-    Attributes
-    ----------
-    name : str
-        The missing module (as ``ModuleNotFoundError.name``).
-    extra : str
-        The extra that installs it (``"onnx"``, ``"ort"``, ``"dask"``, ``"cli"``, ``"bench"``).
-    requirement : str
-        The extra's requirement for it (``"onnx>=1.19"``).
-    needed_for : str or None
-        What needed it (``"onnx_relu.check_model"``), if said.
-    """
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        name: str = "",
-        extra: str = "",
-        requirement: str = "",
-        needed_for: str | None = None,
-    ) -> None:
-        super().__init__(message, name=name)
-        self.extra = extra
-        self.requirement = requirement
-        self.needed_for = needed_for

@@ -63,12 +63,12 @@ class Peers:
 def _optional(name: str) -> tuple[Any, str]:
     """The module ``name``, or None and why not: for a package of one of onnx-relu's extras,
     the missing-extra rule's message (which extra, how to install it)."""
-    from .._extras import missing_extra_error
+    from onnx_relu.errors import MissingExtraError
 
     try:
         return importlib.import_module(name), ""
     except ImportError as exc:
-        rule = missing_extra_error(exc, f"the {name} peer")
+        rule = MissingExtraError.from_error(exc, f"the {name} peer")
         return None, str(rule) if rule is not None else f"not installed ({exc})"
 
 
