@@ -59,9 +59,9 @@ class MissingExtraError(ModuleNotFoundError):
     """A module that one of onnx-relu's optional extras installs (onnx, onnxruntime, dask,
     zarr, tqdm, matplotlib) is missing where it is needed. Not an
     :class:`~onnx_relu.errors.OnnxReluError` (it is about the environment, not the data): a
-    ``ModuleNotFoundError``, so ``except ImportError`` still catches it. The message names the module, the extra and the command
-    that installs it here. (Defined here, with the rule that makes it; imported, documented
-    and caught as :class:`onnx_relu.errors.MissingExtraError`.)
+    ``ModuleNotFoundError``, so ``except ImportError`` still catches it. The message names the
+    module, the extra and the command that installs it here. (Defined here, with the rule that
+    makes it; imported, documented and caught as :class:`onnx_relu.errors.MissingExtraError`.)
 
     Attributes
     ----------
