@@ -47,7 +47,7 @@ MODULES = (
     "onnx_relu.files.pb",
     "onnx_relu.files.tensors",
     "onnx_relu.files.plan",
-    "onnx_relu.files.apply",
+    "onnx_relu.files.tensor_files",
     "onnx_relu.files.jobs.stream",
     "onnx_relu.files.jobs.in_place",
     "onnx_relu.files.jobs.zarr_dask",

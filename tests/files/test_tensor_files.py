@@ -291,9 +291,8 @@ def test_missing_file_is_an_os_error(tmp_path):
 def test_docstring_examples_run():
     import doctest
 
-    from onnx_relu.files import apply as apply_files
-    from onnx_relu.files import tensors as tensor_files
+    from onnx_relu.files import tensor_files, tensors
 
-    for module in (tensor_files, apply_files):
+    for module in (tensors, tensor_files):
         result = doctest.testmod(module)
         assert result.failed == 0 and result.attempted > 0

@@ -31,9 +31,9 @@ JSON against them.
 
 The modules, by job: :mod:`.cases` (sizes, types, data, onnx-relu's and the ceilings' variants),
 :mod:`.peers` (numpy, onnxruntime, torch), :mod:`.timing` (batches, rounds, overheads),
-:mod:`.run` (the run and its ratios), :mod:`.report` (tables, JSON, plot), :mod:`.scan` (``--scan``:
-the streaming-store and threading thresholds of this machine, and the environment settings
-that reproduce them). The harness uses onnx-relu's public API only
+:mod:`.measure` (the run and its ratios), :mod:`.report` (tables, JSON, plot), :mod:`.scan`
+(``--scan``: the streaming-store and threading thresholds of this machine, and the environment
+settings that reproduce them). The harness uses onnx-relu's public API only
 (``onnx_relu.tuning``, ``onnx_relu.dtypes``, ``onnx_relu.onnx.ort``).
 """
 
@@ -56,6 +56,7 @@ from .cases import (
     dtype_of,
     mixed_sign_data,
 )
+from .measure import SCHEMA, run_benchmark
 from .peers import PEERS
 from .report import (
     NotBenchmarkResults,
@@ -66,7 +67,6 @@ from .report import (
     read_results,
     write_json,
 )
-from .run import SCHEMA, run_benchmark
 from .scan import run_scan
 
 __all__ = [
