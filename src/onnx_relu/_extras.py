@@ -35,7 +35,11 @@ from __future__ import annotations
 
 import os
 import sys
-from types import TracebackType
+
+# (not typing.TYPE_CHECKING: importing typing costs the command line's start-up more)
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from types import TracebackType
 
 __all__ = [
     "MissingExtraError",

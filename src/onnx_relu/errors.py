@@ -13,9 +13,14 @@ is a ``TypeError``, one below 1 a ``ValueError``), its class subclasses both, as
 
 from __future__ import annotations
 
-# Defined with the one rule that makes it (its module imports nothing of the package), so that
-# neither module imports the other back; onnx_relu.errors is where it is documented and caught.
-from ._extras import MissingExtraError
+# MissingExtraError is defined with the one rule that makes it, in ._extras (which imports
+# nothing of the package), so that neither module imports the other back; it is documented and
+# caught as onnx_relu.errors.MissingExtraError, and loaded on first use (__getattr__ below):
+# ``import onnx_relu`` stays as light as the other error classes.
+# (not typing.TYPE_CHECKING: importing typing costs more than this module)
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ._extras import MissingExtraError
 
 __all__ = [
     "OnnxReluError",
@@ -103,3 +108,18 @@ class InvalidOutputError(OnnxReluError, ValueError, TypeError):
 
 class ThreadCountError(OnnxReluError, ValueError):
     """A thread count outside 1..256 given to :func:`onnx_relu.set_num_threads`."""
+
+
+def __getattr__(name: str) -> object:
+    # (not _lazy.lazy_attribute: the import system asks this module for __path__ when the
+    # package imports its classes, and that must not import anything)
+    if name != "MissingExtraError":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from ._extras import MissingExtraError
+
+    globals()[name] = MissingExtraError
+    return MissingExtraError
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), "MissingExtraError"})
