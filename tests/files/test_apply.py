@@ -256,3 +256,38 @@ def test_out_is_decided_once_by_the_plan_and_carried_out_as_decided(
         plan.run()
     assert judged == [str(tmp_path / out_name)]
     assert read_tensor(tmp_path / out_name).tolist() == [0.0, 2.0]
+
+
+def test_a_zarr_out_is_decided_once_as_an_atomic_folder_store(tmp_path, monkeypatch):
+    """With dask, OUT is decided by the plan as an atomic folder store; the job carries that
+    value to the writer, which does not judge the store rule again."""
+    from onnx_relu.files.jobs import zarr_output
+    from onnx_relu.files.plan import plan_apply
+    from onnx_relu.io.endpoint import Destination, Written
+
+    (tmp_path / "x.zarr").mkdir()
+    judged = []
+    original = zarr_output.store_replacement_refusal
+
+    def counted(path):
+        judged.append(os.fspath(path))
+        return original(path)
+
+    monkeypatch.setattr(zarr_output, "store_replacement_refusal", counted)
+    from onnx_relu.files import plan as plan_module
+
+    monkeypatch.setattr(plan_module, "store_replacement_refusal", counted)
+    with plan_apply(tmp_path / "x.zarr", tmp_path / "y.zarr", dask=True) as plan:
+        assert isinstance(plan.destination, Destination)
+        assert plan.destination.written is Written.ATOMIC_STORE
+        assert plan.destination.format == "zarr"
+        assert plan.job.destination is plan.destination
+        with zarr_output.atomic_directory(plan.destination, sync_tree=None) as temporary:
+            os.mkdir(os.path.join(temporary, "inside"))
+    assert judged == [str(tmp_path / "y.zarr")]
+    assert os.listdir(tmp_path / "y.zarr") == ["inside"]
+    with pytest.raises(ValueError, match="not a store"):
+        with zarr_output.atomic_directory(
+            Destination(plan.source, Written.ATOMIC_FILE), sync_tree=None
+        ):
+            pass
