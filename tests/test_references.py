@@ -181,7 +181,7 @@ def test_the_check_finds_references_to_what_does_not_exist():
     the ones that exist are not."""
     atomic = SRC / "onnx_relu" / "io" / "atomic.py"
     stale = [
-        ":mod:`.paths`",  # io/ has no paths module (files.paths is elsewhere)
+        ":mod:`.paths`",  # io/ has no paths module
         ":func:`_keep_owner`",  # atomic.py's function is keep_owner
         "``onnx_relu.files.nothing``",
         "onnx_relu.tuning.copy_ceiling",

@@ -37,7 +37,6 @@ from .errors import (
     InvalidOutputError,
     InvalidTensorFileError,
     LegalizationError,
-    MissingExtraError,
     ModelInputError,
     OnnxReluError,
     ThreadCountError,
@@ -54,6 +53,7 @@ if TYPE_CHECKING:  # what static checkers see; at run time __getattr__ below imp
     from . import tuning as tuning
     from . import versions as versions
     from ._api import check_dtype, relu, relu_ufunc
+    from .errors import MissingExtraError
     from .files.tensors import read_tensor, write_tensor
     from .onnx.check import Finding as Finding
     from .onnx.check import check_model as check_model
@@ -105,6 +105,7 @@ __all__ = [
 # these names is first used (see onnx_relu.tuning). The ONNX layer and the file layer are
 # imported only when one of their names is asked for.
 _LAZY_EXPORTS = {
+    "MissingExtraError": ".errors",  # (defined in ._extras, loaded with it on first use)
     "relu": "._api",
     "relu_ufunc": "._api",
     "check_dtype": "._api",

@@ -35,11 +35,14 @@ from __future__ import annotations
 
 import os
 import sys
-from types import TracebackType
 
-from .errors import MissingExtraError
+# (not typing.TYPE_CHECKING: importing typing costs the command line's start-up more)
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from types import TracebackType
 
 __all__ = [
+    "MissingExtraError",
     "extra_needed",
     "require_modules",
     "missing_extra_error",
@@ -54,6 +57,52 @@ _DISTRIBUTION = "onnx-relu"
 _DISTRIBUTION_OF_MODULE = {"google": "protobuf"}
 #: Extras that are sets for developers, never the one to name for a module.
 _NOT_NAMED = ("test", "docs")
+
+
+class MissingExtraError(ModuleNotFoundError):
+    """A module that one of onnx-relu's optional extras installs (onnx, onnxruntime, dask,
+    zarr, tqdm, matplotlib) is missing where it is needed. Not an
+    :class:`~onnx_relu.errors.OnnxReluError` (it is about the environment, not the data): a
+    ``ModuleNotFoundError``, so ``except ImportError`` still catches it. The message names the
+    module, the extra and the command that installs it here. (Defined here, with the rule that
+    makes it; imported, documented and caught as :class:`onnx_relu.errors.MissingExtraError`.)
+
+    Attributes
+    ----------
+    name : str
+        The missing module (as ``ModuleNotFoundError.name``).
+    extra : str
+        The extra that installs it (``"onnx"``, ``"ort"``, ``"dask"``, ``"cli"``, ``"bench"``).
+    requirement : str
+        The extra's requirement for it (``"onnx>=1.19"``).
+    needed_for : str or None
+        What needed it (``"onnx_relu.check_model"``), if said.
+    """
+
+    __module__ = "onnx_relu.errors"  # its public home: tracebacks, pickles and docs say so
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        name: str = "",
+        extra: str = "",
+        requirement: str = "",
+        needed_for: str | None = None,
+    ) -> None:
+        super().__init__(message, name=name)
+        self.extra = extra
+        self.requirement = requirement
+        self.needed_for = needed_for
+
+    @classmethod
+    def from_error(
+        cls, error: BaseException, needed_for: str | None = None
+    ) -> MissingExtraError | None:
+        """``error`` as a MissingExtraError if it reports a missing module that one of
+        onnx-relu's extras installs (given ``needed_for`` if it had none); None for any other
+        error, which the caller re-raises as it is (:func:`missing_extra_error`)."""
+        return missing_extra_error(error, needed_for)
 
 
 def _normalized(name: str) -> str:

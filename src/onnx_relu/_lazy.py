@@ -1,6 +1,6 @@
 """The one rule for names a module of onnx-relu loads on first use (PEP 562).
 
-The package, ``onnx_relu.onnx``, ``onnx_relu.files`` and ``onnx_relu.files.paths`` each map some
+The package, ``onnx_relu.onnx`` and ``onnx_relu.files`` each map some
 of their names to the module that defines them and call :func:`lazy_attribute` from their
 module-level ``__getattr__``: the defining module is imported then, not when the package is (the
 command's start-up and ``import onnx_relu`` stay light), and the value is kept in the module's

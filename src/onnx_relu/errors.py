@@ -13,6 +13,15 @@ is a ``TypeError``, one below 1 a ``ValueError``), its class subclasses both, as
 
 from __future__ import annotations
 
+# MissingExtraError is defined with the one rule that makes it, in ._extras (which imports
+# nothing of the package), so that neither module imports the other back; it is documented and
+# caught as onnx_relu.errors.MissingExtraError, and loaded on first use (__getattr__ below):
+# ``import onnx_relu`` stays as light as the other error classes.
+# (not typing.TYPE_CHECKING: importing typing costs more than this module)
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ._extras import MissingExtraError
+
 __all__ = [
     "OnnxReluError",
     "UnsupportedTypeError",
@@ -101,49 +110,16 @@ class ThreadCountError(OnnxReluError, ValueError):
     """A thread count outside 1..256 given to :func:`onnx_relu.set_num_threads`."""
 
 
-# --- the optional extras -----------------------------------------------------------------------
+def __getattr__(name: str) -> object:
+    # (not _lazy.lazy_attribute: the import system asks this module for __path__ when the
+    # package imports its classes, and that must not import anything)
+    if name != "MissingExtraError":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from ._extras import MissingExtraError
+
+    globals()[name] = MissingExtraError
+    return MissingExtraError
 
 
-class MissingExtraError(ModuleNotFoundError):
-    """A module that one of onnx-relu's optional extras installs (onnx, onnxruntime, dask,
-    zarr, tqdm, matplotlib) is missing where it is needed. Not an :class:`OnnxReluError` (it
-    is about the environment, not the data): a ``ModuleNotFoundError``, so ``except
-    ImportError`` still catches it. The message names the module, the extra and the command
-    that installs it here.
-
-    Attributes
-    ----------
-    name : str
-        The missing module (as ``ModuleNotFoundError.name``).
-    extra : str
-        The extra that installs it (``"onnx"``, ``"ort"``, ``"dask"``, ``"cli"``, ``"bench"``).
-    requirement : str
-        The extra's requirement for it (``"onnx>=1.19"``).
-    needed_for : str or None
-        What needed it (``"onnx_relu.check_model"``), if said.
-    """
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        name: str = "",
-        extra: str = "",
-        requirement: str = "",
-        needed_for: str | None = None,
-    ) -> None:
-        super().__init__(message, name=name)
-        self.extra = extra
-        self.requirement = requirement
-        self.needed_for = needed_for
-
-    @classmethod
-    def from_error(
-        cls, error: BaseException, needed_for: str | None = None
-    ) -> MissingExtraError | None:
-        """``error`` as a MissingExtraError if it reports a missing module that one of
-        onnx-relu's extras installs (given ``needed_for`` if it had none); None for any other
-        error, which the caller re-raises as it is."""
-        from ._extras import missing_extra_error
-
-        return missing_extra_error(error, needed_for)
+def __dir__() -> list[str]:
+    return sorted({*globals(), "MissingExtraError"})

@@ -118,7 +118,7 @@ def test_ratios_and_overheads_are_reported_and_no_targets(quick_run):
 
 def test_ratios_of_a_run_are_recomputed_exactly_from_its_rounds(quick_run):
     # the JSON keeps every round, so anyone can recompute the ratios it reports
-    from onnx_relu.bench.run import summarise
+    from onnx_relu.bench.measure import summarise
 
     _, results, _ = quick_run
     recomputed = summarise(results["results"], results["config"]["threads"])

@@ -31,7 +31,7 @@ def test_import_onnx_relu_does_not_import_logging_setup():
 def _zarr_job(tmp_path):
     zarr = pytest.importorskip("zarr")
     pytest.importorskip("distributed")
-    from onnx_relu.files.zarr_dask import relu_zarr
+    from onnx_relu.files.jobs.zarr_dask import relu_zarr
 
     source = zarr.create_array(tmp_path / "x.zarr", shape=(64,), chunks=(16,), dtype="float32")
     source[:] = np.linspace(-1.0, 1.0, 64, dtype=np.float32)

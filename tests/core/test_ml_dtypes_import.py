@@ -212,7 +212,7 @@ def argparse_baseline() -> set[str]:
 def test_version_and_help_import_neither_typing_nor_dataclasses(args):
     """``onnx-relu --version`` (the fast path) writes its line through
     ``onnx_relu.io.streams.write_all``, and ``--help`` builds its parser from
-    ``onnx_relu.files.paths``' and ``onnx_relu.files.jobs``' tables: those imports stay as light
+    ``onnx_relu.files.formats``' and ``onnx_relu.files.jobs``' tables: those imports stay as light
     as that, since typing and dataclasses (with inspect, ast, dis, tokenize; the endpoint is a
     dataclass) would cost ``--version`` about a third more CPU time than argparse and the
     command's own modules do, and ``--help`` a fifth. What argparse itself imports to print

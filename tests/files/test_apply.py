@@ -219,9 +219,75 @@ def test_in_place_with_dask_is_refused(tmp_path):
     from onnx_relu.errors import FileArgumentError
     from onnx_relu.files.plan import Names, plan_apply
 
-    names = Names("IN", "OUT", "--in-place", "--dask")
+    names = Names(dst="OUT", in_place="--in-place", dask="--dask")
     with pytest.raises(
         FileArgumentError, match=r"^--in-place works on \.npy files, not with --dask$"
     ):
         with plan_apply(tmp_path / "in.zarr", in_place=True, dask=True, names=names):
+            pass
+
+
+@pytest.mark.parametrize("out_name", ["y.npy", "y.pb"])
+def test_out_is_decided_once_by_the_plan_and_carried_out_as_decided(
+    tmp_path, monkeypatch, out_name
+):
+    """OUT's format and how it is written are one value of the plan (a Destination); the job
+    and the writers carry it out without judging OUT's kind of path again."""
+    from onnx_relu.files.plan import plan_apply
+    from onnx_relu.io.endpoint import Destination, Endpoint, Written
+
+    if out_name.endswith(".pb"):
+        pytest.importorskip("onnx")
+    x = tmp_path / "x.npy"
+    write_tensor(x, np.array([-1.0, 2.0], dtype=np.float32))
+    judged = []
+    original = Endpoint.require_output_kind
+
+    def counted(self, **kwargs):
+        judged.append(self.path)
+        return original(self, **kwargs)
+
+    monkeypatch.setattr(Endpoint, "require_output_kind", counted)
+    with plan_apply(x, tmp_path / out_name) as plan:
+        assert isinstance(plan.destination, Destination)
+        assert plan.destination.written is Written.ATOMIC_FILE
+        assert plan.destination.format == out_name[2:]
+        assert plan.job.destination is plan.destination
+        plan.run()
+    assert judged == [str(tmp_path / out_name)]
+    assert read_tensor(tmp_path / out_name).tolist() == [0.0, 2.0]
+
+
+def test_a_zarr_out_is_decided_once_as_an_atomic_folder_store(tmp_path, monkeypatch):
+    """With dask, OUT is decided by the plan as an atomic folder store; the job carries that
+    value to the writer, which does not judge the store rule again."""
+    from onnx_relu.files.jobs import zarr_output
+    from onnx_relu.files.plan import plan_apply
+    from onnx_relu.io.endpoint import Destination, Written
+
+    (tmp_path / "x.zarr").mkdir()
+    judged = []
+    original = zarr_output.store_replacement_refusal
+
+    def counted(path):
+        judged.append(os.fspath(path))
+        return original(path)
+
+    monkeypatch.setattr(zarr_output, "store_replacement_refusal", counted)
+    from onnx_relu.files import plan as plan_module
+
+    monkeypatch.setattr(plan_module, "store_replacement_refusal", counted)
+    with plan_apply(tmp_path / "x.zarr", tmp_path / "y.zarr", dask=True) as plan:
+        assert isinstance(plan.destination, Destination)
+        assert plan.destination.written is Written.ATOMIC_STORE
+        assert plan.destination.format == "zarr"
+        assert plan.job.destination is plan.destination
+        with zarr_output.atomic_directory(plan.destination, sync_tree=None) as temporary:
+            os.mkdir(os.path.join(temporary, "inside"))
+    assert judged == [str(tmp_path / "y.zarr")]
+    assert os.listdir(tmp_path / "y.zarr") == ["inside"]
+    with pytest.raises(ValueError, match="not a store"):
+        with zarr_output.atomic_directory(
+            Destination(plan.source, Written.ATOMIC_FILE), sync_tree=None
+        ):
             pass

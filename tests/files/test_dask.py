@@ -22,7 +22,7 @@ import dask.array as da  # noqa: E402
 import zarr  # noqa: E402
 
 from onnx_relu import UnsupportedTypeError, relu  # noqa: E402
-from onnx_relu.files.zarr_dask import relu_zarr  # noqa: E402
+from onnx_relu.files.jobs.zarr_dask import relu_zarr  # noqa: E402
 from tests.support.cli import run_cli  # noqa: E402
 from tests.support.dask_cluster import local_client, ramp_values  # noqa: E402
 from tests.support.dtypes import TYPE_NAMES, relu_type  # noqa: E402
@@ -219,7 +219,7 @@ def test_zarr_round_trip_every_storable_type(cluster_client, tmp_path, type_name
 
 
 def test_zarr_cannot_store_bfloat16(tmp_path):
-    # Documented limit (README, onnx_relu.files.zarr_dask): if zarr learns bfloat16, update both.
+    # Documented limit (README, files.jobs.zarr_dask): if zarr learns bfloat16, update both.
     with pytest.raises(ValueError, match="bfloat16"):
         zarr.create_array(tmp_path / "b.zarr", shape=(2,), dtype=ml_dtypes.bfloat16)
 

@@ -28,8 +28,8 @@ import zarr  # noqa: E402
 
 from onnx_relu.files import TEMP_SUFFIX  # noqa: E402
 from onnx_relu.files.jobs import zarr_dask  # noqa: E402
+from onnx_relu.files.jobs.zarr_dask import ChunkError, relu_zarr  # noqa: E402
 from onnx_relu.files.jobs.zarr_output import OWNER_LOCK, UNLOCKED_GRACE_S  # noqa: E402
-from onnx_relu.files.zarr_dask import ChunkError, relu_zarr  # noqa: E402
 from tests.support.cli import SCRIPT, assert_cli_error, folder_state, run_cli  # noqa: E402
 from tests.support.dask_cluster import local_client, make_store, ramp_values  # noqa: E402
 from tests.support.oracle import expected_relu, same_bits  # noqa: E402

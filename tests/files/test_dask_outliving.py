@@ -22,8 +22,8 @@ import pytest
 import zarr
 
 from onnx_relu.files import TEMP_SUFFIX
+from onnx_relu.files.jobs.zarr_dask import relu_zarr
 from onnx_relu.files.jobs.zarr_output import OWNER_LOCK, remove_abandoned_temporaries
-from onnx_relu.files.zarr_dask import relu_zarr
 from tests.support.cli import SCRIPT, assert_cli_error, file_size_limit, folder_state, run_cli
 from tests.support.dask_cluster import local_client, make_store, ramp_values
 from tests.support.oracle import expected_relu, same_bits

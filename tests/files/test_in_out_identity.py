@@ -161,7 +161,7 @@ def test_zarr_out_holding_being_or_inside_in_is_refused(tmp_path, group, out, fr
     """``apply g.zarr/x.zarr g.zarr --dask`` (the group holding IN), IN itself, a store inside
     IN, each also through a symbolic link: exit 2 before any Dask work, one line naming both;
     IN and the sibling array are byte for byte as before. relu_zarr refuses the same."""
-    from onnx_relu.files.zarr_dask import relu_zarr
+    from onnx_relu.files.jobs.zarr_dask import relu_zarr
 
     os.symlink("g.zarr", tmp_path / "lg.zarr")
     os.symlink("g.zarr/x.zarr", tmp_path / "lx.zarr")

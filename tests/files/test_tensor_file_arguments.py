@@ -11,7 +11,7 @@ import pytest
 
 from onnx_relu import read_tensor, write_tensor
 from onnx_relu.files import relu_file
-from onnx_relu.files.tensors import tensor_format
+from onnx_relu.files.formats import tensor_format
 
 
 def folder_state(folder) -> dict[str, bytes]:

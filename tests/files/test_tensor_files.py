@@ -13,7 +13,8 @@ from onnx import TensorProto, numpy_helper
 
 from onnx_relu import InvalidTensorFileError, UnsupportedFileFormatError, read_tensor, write_tensor
 from onnx_relu.files import relu_file
-from onnx_relu.files.tensors import read_npy_header, read_pb_tensor, tensor_format
+from onnx_relu.files.formats import tensor_format
+from onnx_relu.files.tensors import read_npy_header, read_pb_tensor
 from tests.support.dtypes import TYPE_NAMES, relu_type
 from tests.support.oracle import expected_relu, same_bits
 from tests.support.values import mixed_values, special_values
@@ -290,9 +291,8 @@ def test_missing_file_is_an_os_error(tmp_path):
 def test_docstring_examples_run():
     import doctest
 
-    from onnx_relu.files import apply as apply_files
-    from onnx_relu.files import tensors as tensor_files
+    from onnx_relu.files import tensor_files, tensors
 
-    for module in (tensor_files, apply_files):
+    for module in (tensors, tensor_files):
         result = doctest.testmod(module)
         assert result.failed == 0 and result.attempted > 0

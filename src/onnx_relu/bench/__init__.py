@@ -31,9 +31,9 @@ JSON against them.
 
 The modules, by job: :mod:`.cases` (sizes, types, data, onnx-relu's and the ceilings' variants),
 :mod:`.peers` (numpy, onnxruntime, torch), :mod:`.timing` (batches, rounds, overheads),
-:mod:`.run` (the run and its ratios), :mod:`.report` (tables, JSON, plot), :mod:`.scan` (``--scan``:
-the streaming-store and threading thresholds of this machine, and the environment settings
-that reproduce them). The harness uses onnx-relu's public API only
+:mod:`.measure` (the run and its ratios), :mod:`.report` (tables, JSON, plot), :mod:`.scan`
+(``--scan``: the streaming-store and threading thresholds of this machine, and the environment
+settings that reproduce them). The harness uses onnx-relu's public API only
 (``onnx_relu.tuning``, ``onnx_relu.dtypes``, ``onnx_relu.onnx.ort``).
 """
 
@@ -42,7 +42,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..argtypes import integer_at_least_one, positive_number, thread_count
@@ -56,6 +56,7 @@ from .cases import (
     dtype_of,
     mixed_sign_data,
 )
+from .measure import SCHEMA, run_benchmark
 from .peers import PEERS
 from .report import (
     NotBenchmarkResults,
@@ -66,7 +67,6 @@ from .report import (
     read_results,
     write_json,
 )
-from .run import SCHEMA, run_benchmark
 from .scan import run_scan
 
 __all__ = [
@@ -305,25 +305,8 @@ def main(
         reason = _unwritable_reason(path)
         if reason is not None:
             return usage_error(f"{option_name} {path!r} cannot be written: {reason}")
-
     if args.replot:
-        try:
-            results = read_results(args.replot)
-        except NotBenchmarkResults as exc:
-            print(exc, file=sys.stderr)
-            return 2
-        except OSError as exc:
-            return usage_error(f"--replot {args.replot!r} cannot be read: {exc.strerror or exc}")
-        except ValueError as exc:  # not JSON (json.JSONDecodeError) or not UTF-8 text
-            return usage_error(
-                f"--replot {args.replot!r} is not an onnx-relu benchmark file ({SCHEMA}):"
-                f" {type(exc).__name__}: {exc}"
-            )
-        print(format_tables(results))
-        print()
-        print(format_summary(results))
-        return _plot(results, args.png)
-
+        return _replot(args, usage_error)
     if args.figures == "arrays":
         from .arrays import main as arrays_main
 
@@ -336,29 +319,61 @@ def main(
         from .figures import main as figures_main
 
         return figures_main(args.figures)
-
     if args.models is not None:
-        from .models import MODELS, format_models, run_models
-
-        threads = args.threads[0] if args.threads else 2
-        rounds = args.rounds or (2 if args.quick else 10)
-        calls = 1 if args.quick else 3
-        records = run_models(threads, rounds, calls, args.models or tuple(MODELS))
-        print(format_models(records, threads, rounds, calls))
-        return 0
-
+        return _models(args)
     if args.scan:
-        from .scan import STORE_SIZES_KIB, THREAD_SIZES_KIB
+        return _scan(args)
+    return _tables(args, prog)
 
-        quick = args.quick
-        run_scan(
-            type_name=args.types[0] if args.types != list(TYPES) else "float32",
-            rounds=args.rounds or (2 if quick else 7),
-            store_sizes_kib=(64, 1024, 4096) if quick else STORE_SIZES_KIB,
-            thread_sizes_kib=(256, 2048) if quick else THREAD_SIZES_KIB,
+
+def _replot(args: argparse.Namespace, usage_error: Callable[[str], int]) -> int:
+    """``--replot FILE``: the tables, summary and plot of a saved run."""
+    try:
+        results = read_results(args.replot)
+    except NotBenchmarkResults as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    except OSError as exc:
+        return usage_error(f"--replot {args.replot!r} cannot be read: {exc.strerror or exc}")
+    except ValueError as exc:  # not JSON (json.JSONDecodeError) or not UTF-8 text
+        return usage_error(
+            f"--replot {args.replot!r} is not an onnx-relu benchmark file ({SCHEMA}):"
+            f" {type(exc).__name__}: {exc}"
         )
-        return 0
+    print(format_tables(results))
+    print()
+    print(format_summary(results))
+    return _plot(results, args.png)
 
+
+def _models(args: argparse.Namespace) -> int:
+    """``--models``: the model rows."""
+    from .models import MODELS, format_models, run_models
+
+    threads = args.threads[0] if args.threads else 2
+    rounds = args.rounds or (2 if args.quick else 10)
+    calls = 1 if args.quick else 3
+    records = run_models(threads, rounds, calls, args.models or tuple(MODELS))
+    print(format_models(records, threads, rounds, calls))
+    return 0
+
+
+def _scan(args: argparse.Namespace) -> int:
+    """``--scan``: the store and thread thresholds."""
+    from .scan import STORE_SIZES_KIB, THREAD_SIZES_KIB
+
+    quick = args.quick
+    run_scan(
+        type_name=args.types[0] if args.types != list(TYPES) else "float32",
+        rounds=args.rounds or (2 if quick else 7),
+        store_sizes_kib=(64, 1024, 4096) if quick else STORE_SIZES_KIB,
+        thread_sizes_kib=(256, 2048) if quick else THREAD_SIZES_KIB,
+    )
+    return 0
+
+
+def _tables(args: argparse.Namespace, prog: str) -> int:
+    """The benchmark itself: run it, print its tables, summary and verdict, save and plot."""
     sizes = args.sizes or [Size.parse(s) for s in (QUICK_SIZES if args.quick else DEFAULT_SIZES)]
     if args.skip_largest:
         sizes = [s for s in sizes if not (s.in_bytes and s.count >= LARGEST_SKIPPED)]

@@ -1,6 +1,6 @@
 """What the harness shows of a run: tables of GB/s and ratios, the JSON file, and the plot.
 
-Everything here works on the results of :func:`~onnx_relu.bench.run.run_benchmark` (or of an
+Everything here works on the results of :func:`~onnx_relu.bench.measure.run_benchmark` (or of an
 earlier run read back with :func:`read_results`); matplotlib is imported only to draw.
 """
 
@@ -11,7 +11,7 @@ import math
 import statistics
 from typing import Any
 
-from .run import SCHEMA, key
+from .measure import SCHEMA, key
 
 __all__ = [
     "NotBenchmarkResults",

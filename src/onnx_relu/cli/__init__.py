@@ -33,7 +33,7 @@ import sys
 from collections.abc import Callable
 from types import ModuleType
 
-from .. import __version__
+from .._version import __version__
 from ._common import (
     EXIT_FAILED,
     EXIT_OK,

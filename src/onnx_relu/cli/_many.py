@@ -2,7 +2,7 @@
 them) and ``apply DIR OUTDIR`` (every tensor file directly in DIR).
 
 A layer over the single-file job (:func:`onnx_relu.files.plan.plan_apply`, through
-:func:`.apply.apply_one`): every pair (IN, OUTDIR/name of IN) is found and checked as a whole
+:func:`._apply_one.apply_one`): every pair (IN, OUTDIR/name of IN) is found and checked as a whole
 first (no two INs with one name, OUTDIR not DIR, OUTDIR a folder that can be made), then each
 file is done on its own, atomically, as ``apply IN OUT`` would do it. A file that fails is
 reported in one line and the others go on; a summary line ends the job on standard error, and
@@ -18,7 +18,7 @@ import os
 from collections.abc import Callable
 
 from .._text import printable
-from ..files.paths import TENSOR_FORMATS
+from ..files.formats import TENSOR_FORMATS
 from ._common import EXIT_OK, PROG, USER_ERRORS, UsageError, note, run_guarded
 
 #: The command's name in messages.
@@ -140,10 +140,10 @@ def _named(source: str, work: Callable[[], int]) -> int:
 
 def run_many(args: argparse.Namespace) -> int:
     """Apply Relu to every (IN, OUTDIR/name) pair; the worst file's status."""
-    from .apply import _check_options, apply_one
+    from ._apply_one import apply_one, check_options
 
     def work() -> int:
-        _check_options(args)
+        check_options(args)
         pairs, target, skipped = plan_pairs(args)
         if any(path.lower().endswith(".pb") for pair in pairs for path in pair):
             from .._extras import require_modules

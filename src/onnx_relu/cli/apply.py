@@ -4,21 +4,15 @@ Dask (``--dask``)."""
 from __future__ import annotations
 
 import argparse
-import contextlib
-import os
-from collections.abc import Iterator
 
 from ..argtypes import integer_at_least_one, positive_number, thread_count
+from ..files.formats import TENSOR_FORMATS
 from ..files.jobs import DEFAULT_CHUNK_BYTES
-from ..files.paths import TENSOR_FORMATS
 from ._common import (
-    EXIT_OK,
     NOT_WRITTEN,
     PROG,
-    UsageError,
     add_subcommand,
     run_guarded,
-    thread_limit,
 )
 
 # Paragraphs, reflowed to the terminal by ._help.HelpFormatter; the indented lines are examples,
@@ -131,72 +125,10 @@ def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     )
 
 
-def _check_options(args: argparse.Namespace) -> None:
-    """The combinations of the command's own options; everything about IN and OUT is checked
-    by the plan (:func:`onnx_relu.files.plan.plan_apply`)."""
-    from ..io.endpoint import STDIO
-
-    if args.scheduler and not args.dask:
-        raise UsageError("--scheduler needs --dask (it is the Dask scheduler's address)")
-    if args.format is not None and STDIO not in args.paths:
-        raise UsageError(
-            f"--format {args.format} is the format of '-' (standard input or output); files are"
-            " told by their suffix (.npy, .pb)"
-        )
-    if args.stall_timeout is not None and not args.dask:
-        raise UsageError("--stall-timeout needs --dask (it bounds a Dask job's waits)")
-    if args.dask and args.threads is not None:
-        raise UsageError("--threads does not apply with --dask: size the Dask cluster instead")
-
-
-@contextlib.contextmanager
-def _distributed_logs_quiet() -> Iterator[None]:
-    """distributed logs a lost scheduler or worker as tracebacks of its own (39 lines before
-    the command's one-line error), through handlers of several loggers; the command reports
-    every failure itself, so logging is off in this process while the job runs."""
-    import logging  # (here: the command line's start-up does without it)
-
-    previous = logging.root.manager.disable
-    logging.disable(logging.CRITICAL)
-    try:
-        yield
-    finally:
-        logging.disable(previous)
-
-
-def apply_one(args: argparse.Namespace, source: str, destination: str | None) -> int:
-    """Relu from ``source`` to ``destination`` (None: in place, or missing) with the options of
-    ``args``: the job of ``apply IN OUT``; raises as :func:`onnx_relu.files.plan.plan_apply`."""
-    from ..files.plan import Names, plan_apply
-    from ._progress_bar import progress_bar
-
-    with (
-        plan_apply(
-            source,
-            destination,
-            in_place=args.in_place,
-            dask=args.dask,
-            stream_format=args.format,
-            opset=args.opset,
-            scheduler=args.scheduler,
-            stall_timeout=args.stall_timeout,
-            dash_is_stdio=True,
-            check_paths=True,
-            names=Names("IN", "OUT", "--in-place", "--dask"),
-        ) as plan,
-        contextlib.ExitStack() as stack,
-    ):
-        progress = None
-        if not plan.stdio:  # (no progress bar for a pipe's job)
-            description = f"relu {os.path.basename(source.rstrip('/'))}"
-            progress = stack.enter_context(progress_bar(description, enabled=not args.quiet))
-        stack.enter_context(_distributed_logs_quiet() if args.dask else thread_limit(args.threads))
-        plan.run(progress)
-    return EXIT_OK
-
-
 def _apply(args: argparse.Namespace) -> int:
-    _check_options(args)
+    from ._apply_one import apply_one, check_options
+
+    check_options(args)
     source, *rest = args.paths
     return apply_one(args, source, rest[0] if rest else None)
 

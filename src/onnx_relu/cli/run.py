@@ -9,7 +9,7 @@ import os
 
 from .._text import printable
 from ..argtypes import thread_count
-from ..files.paths import TENSOR_FORMATS
+from ..files.formats import TENSOR_FORMATS
 from ._common import (
     EXIT_OK,
     PROG,

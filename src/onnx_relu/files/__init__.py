@@ -7,10 +7,11 @@ naming the extra and how to install it. Importing this package imports none of t
 
 - :func:`read_tensor`, :func:`write_tensor` (:mod:`.tensors`): ``.npy`` (:mod:`.npy`) and
   ``.pb`` (:mod:`.pb`), bit for bit.
-- :mod:`onnx_relu.io` (re-exported by :mod:`.paths`): what a path is (regular file, missing,
+- :mod:`onnx_relu.io`: what a path is (regular file, missing,
   ``-``, FIFO, device, folder), classified once, and what reading and writing it does; every
   reader and writer opens its paths there.
-- :func:`relu_file` (:mod:`.apply`): Relu of a whole file, out of core for ``.npy``, or in place.
+- :func:`relu_file` (:mod:`.tensor_files`): Relu of a whole file, out of core for ``.npy``, or
+  in place.
 - :func:`~.plan.plan_apply` (:mod:`.plan`): the plan of one such job, made once (what IN and
   OUT are, every refusal checked before anything is created), then its job (:mod:`.jobs`) run
   in one pass; what :func:`relu_file` and ``onnx-relu apply`` run.
@@ -35,9 +36,9 @@ Examples
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # what static checkers see; at run time __getattr__ below imports them
     from ..io.atomic import TEMP_SUFFIX, atomic_file
-    from .apply import relu_file
     from .jobs.zarr_dask import relu_zarr
     from .progress import Progress
+    from .tensor_files import relu_file
     from .tensors import read_tensor, write_tensor
 
 __all__ = [
@@ -50,13 +51,13 @@ __all__ = [
     "TEMP_SUFFIX",
 ]
 
-# name -> the submodule that defines it, imported on first use: a submodule (``.paths``, what
+# name -> the submodule that defines it, imported on first use: a submodule (``.formats``, what
 # the command line needs to parse its arguments) is then imported without numpy, and the rest
 # of the layer is loaded only as far as the job in hand needs.
 _LAZY_EXPORTS = {
     "read_tensor": ".tensors",
     "write_tensor": ".tensors",
-    "relu_file": ".apply",
+    "relu_file": ".tensor_files",
     "relu_zarr": ".jobs.zarr_dask",
     "Progress": ".progress",
     "atomic_file": "..io.atomic",

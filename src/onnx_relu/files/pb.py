@@ -68,7 +68,7 @@ def read_pb_tensor(path: str | os.PathLike[str]) -> tuple[np.ndarray, str | byte
     path = os.fspath(path)
     with open_input(path) as file:
         data = read_pb_bytes(file, repr(path))
-    from .paths import absolute_path
+    from .._paths import absolute_path
 
     return parse_pb_tensor(data, repr(path), os.path.dirname(absolute_path(path)))
 

@@ -27,11 +27,20 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, BinaryIO
 
-from .. import check_dtype
+from .._api import check_dtype
+from .._paths import absolute_path
 from ..errors import FileArgumentError, UnsupportedFileFormatError
-from ..io.endpoint import Endpoint, PathKind, absolute_path, refuse_terminal_output
+from ..io.endpoint import (
+    Destination,
+    Endpoint,
+    PathKind,
+    Written,
+    refuse_terminal_output,
+    written_as,
+)
 from ..io.identity import open_classified, refuse_overlap
 from ..io.streams import Prefixed, open_input
+from .formats import TENSOR_FORMATS, tensor_format
 from .jobs import DEFAULT_CHUNK_BYTES as _DEFAULT_WINDOW
 from .jobs.in_place import InPlaceJob
 from .jobs.stream import MemoryJob, NpySource, PbSource, StreamJob
@@ -39,7 +48,6 @@ from .jobs.zarr_output import store_replacement_refusal
 from .npy import NPY_MAGIC, NpyHeader, read_npy_header
 from .pb import parse_pb_tensor, pb_size_refusal, read_pb_bytes
 from .progress import Progress
-from .tensors import TENSOR_FORMATS, tensor_format
 
 if TYPE_CHECKING:
     from .jobs.zarr_dask import ZarrJob
@@ -59,12 +67,13 @@ DEFAULT_CHUNK_BYTES = _DEFAULT_WINDOW
 
 @dataclass(frozen=True)
 class Names:
-    """What the arguments of a plan are called in its messages.
+    """What the options of a plan are called in its messages (its paths are called what
+    their endpoints say: :attr:`~onnx_relu.io.endpoint.Endpoint.what`).
 
     Attributes
     ----------
-    src, dst : str
-        The source and the destination ("IN" and "OUT" on the command line).
+    dst : str
+        The destination where it is missing (elsewhere its endpoint's name serves).
     in_place : str
         The option that rewrites the source in place.
     dask : str, optional
@@ -73,7 +82,6 @@ class Names:
         has.
     """
 
-    src: str = "src"
     dst: str = "dst"
     in_place: str = "in_place=True"
     dask: str | None = None
@@ -91,14 +99,14 @@ class ApplyPlan:
     Attributes
     ----------
     source : Endpoint
-    destination : Endpoint or None
-        None in place.
+    destination : Destination or None
+        OUT as decided once (where, its format, how it is written); None in place.
     job : StreamJob, MemoryJob, InPlaceJob or ZarrJob
         What :meth:`run` runs (:mod:`onnx_relu.files.jobs`).
     """
 
     source: Endpoint
-    destination: Endpoint | None
+    destination: Destination | None
     job: StreamJob | MemoryJob | InPlaceJob | ZarrJob
 
     @property
@@ -125,8 +133,8 @@ class ApplyPlan:
 
 @contextlib.contextmanager
 def plan_apply(
-    src: str | os.PathLike[str],
-    dst: str | os.PathLike[str] | None = None,
+    src: str | os.PathLike[str] | Endpoint,
+    dst: str | os.PathLike[str] | Endpoint | None = None,
     *,
     in_place: bool = False,
     dask: bool = False,
@@ -135,7 +143,6 @@ def plan_apply(
     chunk_bytes: int | None = None,
     scheduler: str | None = None,
     stall_timeout: float | None = None,
-    dash_is_stdio: bool = False,
     check_paths: bool = False,
     names: Names = LIBRARY_NAMES,
 ) -> Iterator[ApplyPlan]:
@@ -144,16 +151,17 @@ def plan_apply(
 
     Parameters
     ----------
-    src, dst : str or os.PathLike
+    src, dst : str, os.PathLike or Endpoint
         ``.npy`` or ``.pb`` files in any combination (with ``dask``, Zarr stores named
-        ``*.zarr``); with ``dash_is_stdio``, ``"-"`` is standard input (``src``) or output
-        (``dst``). Omit ``dst`` with ``in_place``. ``dst`` is never ``src`` itself, a folder
-        holding it or a path inside it, by whatever path (compared by identity:
-        :func:`~onnx_relu.io.identity.refuse_overlap`).
+        ``*.zarr``); a caller that classified them already (the command line, whose labels
+        and ``-`` for standard input or output they carry) passes its
+        :class:`~onnx_relu.io.endpoint.Endpoint`. Omit ``dst`` with ``in_place``. ``dst`` is
+        never ``src`` itself, a folder holding it or a path inside it, by whatever path
+        (compared by identity: :func:`~onnx_relu.io.identity.refuse_overlap`).
     in_place : bool
         Rewrite ``src`` (a regular ``.npy`` file) instead of writing ``dst``.
     dask : bool
-        ``src`` and ``dst`` are Zarr stores, processed on Dask (:func:`.zarr_dask.relu_zarr`).
+        ``src`` and ``dst`` are Zarr stores, processed on Dask (:func:`.jobs.zarr_dask.relu_zarr`).
     stream_format : {"npy", "pb"}, optional
         The format of ``-``: standard input's (None: told from its data, which must then be
         ``.npy``), standard output's (None: the source's).
@@ -162,17 +170,14 @@ def plan_apply(
     chunk_bytes : int, optional
         The size of the windows of ``.npy`` data (None: :data:`DEFAULT_CHUNK_BYTES`).
     scheduler, stall_timeout
-        With ``dask``: as for :func:`.zarr_dask.relu_zarr` (None: its defaults).
-    dash_is_stdio : bool
-        ``"-"`` names standard input or output; binary data is then never written to a
-        terminal.
+        With ``dask``: as for :func:`.jobs.zarr_dask.relu_zarr` (None: its defaults).
     check_paths : bool
         Refuse, before anything is opened, a source that is missing, a folder or unreadable,
         and a destination whose folder is missing or not writable, with
         :class:`~onnx_relu.errors.FileArgumentError` naming them (the command line's way);
         False: these surface as the ``OSError`` of opening them.
     names : Names
-        What messages call the arguments.
+        What messages call the options.
 
     Yields
     ------
@@ -200,9 +205,10 @@ def plan_apply(
     >>> x, y = os.path.join(folder, "x.npy"), os.path.join(folder, "y.npy")
     >>> write_tensor(x, np.array([-2.0, 0.5], dtype=np.float32))
     >>> with plan_apply(x, y) as plan:
-    ...     print(plan.mode, plan.source.format, plan.header.shape, plan.destination.kind.value)
+    ...     out = plan.destination
+    ...     print(plan.mode, plan.source.format, plan.header.shape, out.format, out.written.value)
     ...     plan.run()
-    stream npy (2,) missing
+    stream npy (2,) npy atomic file
     >>> read_tensor(y).tolist()
     [0.0, 0.5]
     >>> with plan_apply(x, y, in_place=True) as plan:  # doctest: +ELLIPSIS
@@ -219,17 +225,14 @@ def plan_apply(
             f"unknown tensor format {stream_format!r}: the formats are 'npy' (NumPy) and 'pb'"
             " (ONNX TensorProto)"
         )
-    # bytes paths are decoded as the OS would; os.fsdecode gives the OS the same bytes back
-    src = os.fsdecode(os.fspath(src))
-    dst = None if dst is None else os.fsdecode(os.fspath(dst))
-    source = Endpoint.input(src, names.src, dash_is_stdio=dash_is_stdio)
+    source = src if isinstance(src, Endpoint) else Endpoint.input(_decoded(src), "src")
     destination = (
-        None if dst is None else Endpoint.output(dst, names.dst, dash_is_stdio=dash_is_stdio)
+        dst if dst is None or isinstance(dst, Endpoint) else Endpoint.output(_decoded(dst), "dst")
     )
     _refuse_combinations(source, destination, in_place, dask, names)
     if destination is not None:  # by identity, before anything is opened
         same_file_hint = (
-            f" (or {names.in_place} to rewrite {names.src} itself)"
+            f" (or {names.in_place} to rewrite {source.what} itself)"
             if source.kind is PathKind.REGULAR and not (dask or in_place)
             else ""
         )
@@ -243,19 +246,24 @@ def plan_apply(
     if in_place:
         if destination is not None:
             raise FileArgumentError(
-                f"{names.in_place} rewrites {names.src} itself: pass no {names.dst}"
+                f"{names.in_place} rewrites {source.what} itself: pass no {destination.what}"
             )
         with _in_place_plan(source, src_format, opset, chunk_bytes, check_paths, names) as plan:
             yield plan
         return
     if destination is None:
         raise FileArgumentError(
-            f"{names.dst} is required (or {names.in_place} to rewrite {names.src})"
+            f"{names.dst} is required (or {names.in_place} to rewrite {source.what})"
         )
     with _stream_plan(
         source, src_format, destination, stream_format, opset, chunk_bytes, check_paths
     ) as plan:
         yield plan
+
+
+def _decoded(path: str | os.PathLike[str]) -> str:
+    """bytes paths decoded as the OS would (os.fsdecode gives the OS the same bytes back)."""
+    return os.fsdecode(os.fspath(path))
 
 
 def _zarr_name(path: str) -> bool:
@@ -295,7 +303,7 @@ def _dask_plan(
     names: Names,
 ) -> ApplyPlan:
     """The plan of a Zarr store on Dask: only names and paths are checked here; the store's
-    type is checked by :func:`.zarr_dask.relu_zarr` before any cluster work."""
+    type is checked by :func:`.jobs.zarr_dask.relu_zarr` before any cluster work."""
     from .jobs.zarr_dask import STALL_TIMEOUT_S, ZarrJob
 
     dask = names.dask or "dask"
@@ -313,11 +321,12 @@ def _dask_plan(
         destination.require_writable(store=True)
     refusal = store_replacement_refusal(destination.path)
     if refusal is not None:
-        raise FileArgumentError(f"{names.dst} {refusal}")
-    source, destination = source.with_format("zarr"), destination.with_format("zarr")
+        raise FileArgumentError(f"{destination.what} {refusal}")
+    source = source.with_format("zarr")
+    output = Destination(destination.with_format("zarr"), Written.ATOMIC_STORE)
     timeout = STALL_TIMEOUT_S if stall_timeout is None else stall_timeout
-    job = ZarrJob(source, destination, opset, scheduler, timeout)
-    return ApplyPlan(source, destination, job)
+    job = ZarrJob(source, output, opset, scheduler, timeout)
+    return ApplyPlan(source, output, job)
 
 
 @contextlib.contextmanager
@@ -355,13 +364,14 @@ def _stream_plan(
 ) -> Iterator[ApplyPlan]:
     """Source to destination: the formats told, the paths checked, the source opened and its
     header (or whole ``.pb`` tensor) read and checked."""
-    dst_format = None if destination.is_stdio else tensor_format(destination.path)
-    if check_paths:
-        if not source.is_stdio:
-            source.require_readable()
-        if not destination.is_stdio:
-            destination.require_writable()
-    if destination.is_stdio:
+    stdout = destination.is_stdio
+    dst_format = None if stdout else tensor_format(destination.path)
+    if check_paths and not source.is_stdio:
+        source.require_readable()
+    written = written_as(destination, folder_error=check_paths)  # how OUT is written: once
+    if check_paths and written is Written.ATOMIC_FILE:
+        destination.require_replaceable()
+    if stdout:
         refuse_terminal_output("binary tensor data", "> y.npy")
     with open_input(source) as opened:
         file: BinaryIO = opened
@@ -398,16 +408,15 @@ def _stream_plan(
             tensor, tensor_name = parse_pb_tensor(data, source.label, base)
             check_dtype(tensor.dtype, opset)
             pb = PbSource(source, tensor, tensor_name)
-        if not (check_paths and not destination.is_stdio):
-            destination.require_output_kind()
+        output = Destination(destination, written)
         job: StreamJob | MemoryJob
-        if npy is not None and destination.format == "npy":
-            job = StreamJob(npy, destination, opset, chunk_bytes)
+        if npy is not None and output.format == "npy":
+            job = StreamJob(npy, output, opset, chunk_bytes)
         else:
             loaded = npy if npy is not None else pb
             assert loaded is not None
-            job = MemoryJob(loaded, destination, opset, pb.name if pb is not None else "")
-        yield ApplyPlan(source, destination, job)
+            job = MemoryJob(loaded, output, opset, pb.name if pb is not None else "")
+        yield ApplyPlan(source, output, job)
 
 
 def _sniffed(start: bytes, label: str) -> str:

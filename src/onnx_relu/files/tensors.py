@@ -31,15 +31,12 @@ import sys
 
 import numpy as np
 
-from ..errors import UnsupportedFileFormatError
 from ..io.streams import open_output
+from .formats import tensor_format
 from .npy import NpyHeader, read_npy, read_npy_header, write_npy
-from .paths import TENSOR_FORMATS
 from .pb import encode_pb_tensor, read_pb_tensor
 
 __all__ = [
-    "TENSOR_FORMATS",
-    "tensor_format",
     "read_tensor",
     "write_tensor",
     # the format modules' readers, also imported from here
@@ -47,31 +44,6 @@ __all__ = [
     "read_npy_header",
     "read_pb_tensor",
 ]
-
-
-def tensor_format(path: str | bytes | os.PathLike[str] | os.PathLike[bytes]) -> str:
-    """The tensor format named by ``path``'s suffix: ``"npy"`` or ``"pb"``.
-
-    Raises :class:`~onnx_relu.errors.UnsupportedFileFormatError` (a ``ValueError``) otherwise.
-
-    Examples
-    --------
-    >>> tensor_format("x.npy"), tensor_format("input_0.PB")
-    ('npy', 'pb')
-    >>> tensor_format("x.csv")  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    ...
-    onnx_relu.errors.UnsupportedFileFormatError: cannot tell the tensor format of 'x.csv': ...
-    """
-    name = os.fsdecode(os.fspath(path))  # bytes paths too, decoded as the OS would
-    suffix = os.path.splitext(name)[1].lower()
-    try:
-        return TENSOR_FORMATS[suffix]
-    except KeyError:
-        raise UnsupportedFileFormatError(
-            f"cannot tell the tensor format of {name!r}: the name must end in"
-            " .npy (NumPy) or .pb (ONNX TensorProto)"
-        ) from None
 
 
 def read_tensor(path: str | bytes | os.PathLike[str] | os.PathLike[bytes]) -> np.ndarray:

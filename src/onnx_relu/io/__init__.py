@@ -11,6 +11,6 @@
   and refusing an OUT that would change IN, by device and inode
   (:func:`~.identity.refuse_overlap`).
 
-Importing any of these imports neither numpy nor the kernel nor an optional package. Their
-public names are re-exported by :mod:`onnx_relu.files` and :mod:`onnx_relu.files.paths`.
+Importing any of these imports neither numpy nor the kernel nor an optional package. Every
+user imports their names from the module that defines them.
 """

@@ -28,7 +28,7 @@ import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from .endpoint import Endpoint, absolute_path
+from .endpoint import Destination, Endpoint, Written, absolute_path
 
 TYPE_CHECKING = False  # (not typing's: importing typing costs the command line's start-up)
 if TYPE_CHECKING:
@@ -352,11 +352,13 @@ def _refuse_folder(found: os.stat_result | None, path: str | os.PathLike[str]) -
 
 
 @contextlib.contextmanager
-def atomic_file(path: str | os.PathLike[str] | Endpoint) -> Iterator[BinaryIO]:
+def atomic_file(path: str | os.PathLike[str] | Endpoint | Destination) -> Iterator[BinaryIO]:
     """Yield a binary file (opened ``w+b``, so it can also be memory-mapped) that becomes ``path``.
 
     ``path`` may be an :class:`~.endpoint.Endpoint`, whose classification then serves instead
-    of a second look at the destination; it is looked at once more just before the rename.
+    of a second look at the destination, or a :class:`~.endpoint.Destination` decided to be
+    written this way (its kind is then not judged again); it is looked at once more just before
+    the rename (it may have become a FIFO or a device since).
 
     The file is a temporary in ``path``'s folder. When the ``with`` block ends normally it is
     flushed, fsynced and renamed over ``path`` (replacing a file keeps that file's permissions);
@@ -380,9 +382,15 @@ def atomic_file(path: str | os.PathLike[str] | Endpoint) -> Iterator[BinaryIO]:
     >>> sorted(os.listdir(folder))
     ['a.bin']
     """
+    decided = isinstance(path, Destination)
+    if isinstance(path, Destination):
+        if path.written is not Written.ATOMIC_FILE:
+            raise ValueError(f"{path.endpoint.label} is a {path.written.value}, not a file")
+        path = path.endpoint  # a regular or missing file, as its plan decided
     replacement = Replacement.of(path, 0o666)
     target, folder, name = replacement.target, replacement.folder, replacement.name
-    _refuse_folder(replacement.found, path)  # os.replace would fail at the end
+    if not decided:
+        _refuse_folder(replacement.found, path)  # os.replace would fail at the end
     _remove_abandoned_files(folder, name)  # else every killed writer's temporary stays
     # Everything below is done relative to the folder's descriptor, with short names: the
     # temporary's full path is longer than OUT's, and an OUT near PATH_MAX must be writable.

@@ -35,12 +35,12 @@ Examples
 --------
 >>> import os, tempfile
 >>> folder = tempfile.mkdtemp()
->>> path_kind(os.path.join(folder, "y.npy")).value, path_kind(folder).value
+>>> Endpoint.of(os.path.join(folder, "y.npy")).kind.value, Endpoint.of(folder).kind.value
 ('missing', 'folder')
 >>> os.mkfifo(os.path.join(folder, "pipe"))
->>> path_kind(os.path.join(folder, "pipe")).value
+>>> Endpoint.of(os.path.join(folder, "pipe")).kind.value
 'FIFO'
->>> path_kind("-", dash_is_stdio=True).value
+>>> Endpoint.of("-", dash_is_stdio=True).kind.value
 '-'
 >>> Endpoint.output("-", "OUT", dash_is_stdio=True).label
 'standard output'
@@ -59,15 +59,14 @@ from .._text import printable
 from ..errors import FileArgumentError, UnsupportedPathError
 
 __all__ = [
+    # (re-exported until onnx/_models.py and cli/legalize.py take it from .._paths)
     "absolute_path",
     "STDIO",
     "PathKind",
     "Endpoint",
-    "path_kind",
-    "describe",
-    "check_readable",
-    "check_output_kind",
-    "check_writable_destination",
+    "Written",
+    "Destination",
+    "written_as",
     "refuse_terminal_output",
 ]
 
@@ -298,14 +297,21 @@ class Endpoint:
         ...
         onnx_relu.errors.FileArgumentError: cannot write OUT '...': the folder '...' does not exist
         """
+        if not store and written_as(self, folder_error=True) is Written.STREAM:
+            return
+        self.require_replaceable()
+
+    def require_replaceable(self) -> None:
+        """Refuse, before any work, a file or store to be replaced (or created) whose folder
+        is missing, not a folder or not writable, or whose entry a sticky folder keeps from
+        this user (:meth:`require_writable` without the kind of path, decided already).
+
+        Raises
+        ------
+        FileArgumentError
+            naming :attr:`what` and the path.
+        """
         what, path = self.what, self.path
-        if not store:
-            try:
-                self.require_output_kind()
-            except IsADirectoryError:
-                raise FileArgumentError(f"{what} {path!r} is a folder, not a file name") from None
-            if self.kind.is_stream:
-                return
         absolute = absolute_path(path)
         target = os.path.realpath(absolute) if self.is_link else absolute
         folder = os.path.dirname(target)  # a link is written through (see io.atomic)
@@ -406,46 +412,75 @@ class Endpoint:
             raise FileArgumentError(f"{what} {path!r}: the folder {existing!r} is not writable")
 
 
-# --- the same rules by path (what the file layer has always offered) -----------------------------
+class Written(enum.Enum):
+    """How an output is written: the one decision about OUT that readers of the plan carry
+    out (:func:`written_as` makes it from the kind of path; a store is said by its caller)."""
+
+    #: Written through as the bytes come: ``-``, a FIFO, a character device.
+    STREAM = "stream"
+    #: A regular or missing file, replaced (or created) by renaming a complete temporary.
+    ATOMIC_FILE = "atomic file"
+    #: A folder store (Zarr), replaced (or created) by renaming a complete temporary folder.
+    ATOMIC_STORE = "atomic folder store"
 
 
-def path_kind(path: str | os.PathLike[str], *, dash_is_stdio: bool = False) -> PathKind:
-    """The kind of ``path``, following symbolic links; ``"-"`` is :attr:`PathKind.STDIO`
-    when ``dash_is_stdio``."""
-    return Endpoint.of(path, dash_is_stdio=dash_is_stdio).kind
+def written_as(endpoint: Endpoint, *, streams: bool = True, folder_error: bool = False) -> Written:
+    """How ``endpoint``, an output file, is written, from its kind (the table above); the one
+    place that decides it, and refuses the kinds that cannot be written.
+
+    ``streams=False`` refuses streams; ``folder_error=True`` says a folder as a
+    :class:`~onnx_relu.errors.FileArgumentError` (a command's argument) rather than
+    ``IsADirectoryError``.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> written_as(Endpoint.output("-", "OUT", dash_is_stdio=True)).value
+    'stream'
+    >>> written_as(Endpoint.output(tempfile.mkdtemp() + "/y.npy", "OUT")).value
+    'atomic file'
+    """
+    try:
+        endpoint.require_output_kind(streams=streams)
+    except IsADirectoryError:
+        if not folder_error:
+            raise
+        raise FileArgumentError(
+            f"{endpoint.what} {endpoint.path!r} is a folder, not a file name"
+        ) from None
+    return Written.STREAM if endpoint.kind.is_stream else Written.ATOMIC_FILE
 
 
-def describe(path: str | os.PathLike[str], kind: PathKind) -> str:
-    """``path`` quoted, with what a symbolic link points to."""
-    path = os.fspath(path)
-    return Endpoint(path, repr(path), kind, is_link=os.path.islink(path)).description
+@dataclass(frozen=True)
+class Destination:
+    """An output as decided once, by whoever plans the job: where it is (its endpoint, which
+    holds its format) and how it is written. The writers (:func:`.streams.open_destination`,
+    :func:`.atomic.atomic_file`) carry it out and decide none of it again.
 
+    Attributes
+    ----------
+    endpoint : Endpoint
+        The path as classified, with its format (``""`` where it has none).
+    written : Written
+    """
 
-def check_readable(path: str, what: str, *, folder: bool = False) -> None:
-    """:meth:`Endpoint.require_readable` of ``path``, named ``what`` in the message."""
-    Endpoint.input(path, what).require_readable(folder=folder)
+    endpoint: Endpoint
+    written: Written
 
+    @property
+    def format(self) -> str:
+        """The format it is written in: ``"npy"``, ``"pb"``, ``"zarr"`` (``""``: none said)."""
+        return self.endpoint.format
 
-def check_output_kind(
-    path: str | os.PathLike[str],
-    what: str = "output",
-    *,
-    dash_is_stdio: bool = False,
-    streams: bool = True,
-) -> PathKind:
-    """:meth:`Endpoint.require_output_kind` of ``path``; return its kind."""
-    endpoint = Endpoint.output(path, what, dash_is_stdio=dash_is_stdio)
-    endpoint.require_output_kind(streams=streams)
-    return endpoint.kind
+    @property
+    def path(self) -> str:
+        """The path as given."""
+        return self.endpoint.path
 
-
-def check_writable_destination(
-    path: str, what: str = "OUT", *, store: bool = False
-) -> PathKind | None:
-    """:meth:`Endpoint.require_writable` of ``path``; return its kind (None with ``store``)."""
-    endpoint = Endpoint.output(path, what)
-    endpoint.require_writable(store=store)
-    return None if store else endpoint.kind
+    @property
+    def is_stdio(self) -> bool:
+        """Whether it is standard output (``-``)."""
+        return self.endpoint.is_stdio
 
 
 def refuse_terminal_output(what: str, redirect: str) -> None:

@@ -31,12 +31,13 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, BinaryIO
 
-    from .endpoint import Endpoint
+    from .endpoint import Destination, Endpoint
 
 __all__ = [
     "FIFO_WAIT_S",
     "open_input",
     "open_output",
+    "open_destination",
     "Output",
     "Prefixed",
     "write_all",
@@ -337,13 +338,38 @@ def open_output(
     IsADirectoryError
         for a folder.
     """
-    from .atomic import atomic_file
-    from .endpoint import PathKind
+    from .endpoint import Destination, written_as
 
     destination = _endpoint(path, what, dash_is_stdio, output=True)
-    destination.require_output_kind(streams=streams)
-    kind = destination.kind
-    if kind is PathKind.STDIO:
+    with open_destination(
+        Destination(destination, written_as(destination, streams=streams))
+    ) as out:
+        yield out
+
+
+@contextlib.contextmanager
+def open_destination(output: Destination) -> Iterator[Output]:
+    """Open ``output`` for writing as its plan decided (:attr:`~.endpoint.Destination.written`)
+    and yield an :class:`Output`: a stream is written through, a file atomically
+    (:func:`.atomic.atomic_file`). Nothing about it is decided again here.
+
+    Raises
+    ------
+    UnsupportedPathError
+        for a FIFO with no reader and closed standard output.
+    """
+    from .atomic import atomic_file
+    from .endpoint import Written
+
+    destination = output.endpoint
+    if output.written is Written.ATOMIC_FILE:
+        with atomic_file(output) as file:
+            file.flush()
+            yield Output(file.fileno())
+        return
+    if output.written is not Written.STREAM:
+        raise ValueError(f"{destination.label} is a {output.written.value}, not a file")
+    if destination.is_stdio:
         if standard_closed(1):
             raise UnsupportedPathError(
                 f"{destination.what} is standard output ('-'), which is closed"
@@ -354,27 +380,20 @@ def open_output(
             sys.stdout.flush()  # whatever was printed before comes first
         yield Output(1)
         return
-    if kind.is_stream:
-        from .identity import open_classified_fd
+    from .identity import open_classified_fd
 
-        try:
-            fd = open_classified_fd(destination, os.O_WRONLY)  # what was classified, or refused
-        except OSError as exc:
-            if exc.errno != errno.ENXIO:
-                raise
-            raise UnsupportedPathError(
-                f"{destination.what} {destination.description} has no reader: start the reader"
-                " first"
-            ) from None
-        try:
-            yield Output(fd)
-        finally:
-            os.close(fd)
-        return
-    with atomic_file(destination) as file:
-        file.flush()
-        output = Output(file.fileno())
-        yield output
+    try:
+        fd = open_classified_fd(destination, os.O_WRONLY)  # what was classified, or refused
+    except OSError as exc:
+        if exc.errno != errno.ENXIO:
+            raise
+        raise UnsupportedPathError(
+            f"{destination.what} {destination.description} has no reader: start the reader first"
+        ) from None
+    try:
+        yield Output(fd)
+    finally:
+        os.close(fd)
 
 
 def _stdout_buffered() -> bool:

@@ -5,9 +5,9 @@ to ``.npy`` in windows, :class:`MemoryJob` for anything involving ``.pb``.
 a time into one reused buffer (``os.preadv`` for a regular file, in order for a stream), Relu
 runs in that buffer, and the buffer is written to the destination, so peak memory is one window
 whatever the file's size. The header is copied verbatim (same dtype descr, shape and memory
-order). The destination is opened by :func:`onnx_relu.io.streams.open_output`: a regular (or
-missing) file is replaced atomically, a FIFO, a character device or standard output is written
-through.
+order). The destination, decided by the plan (:class:`~onnx_relu.io.endpoint.Destination`), is
+opened by :func:`onnx_relu.io.streams.open_destination` as decided: a regular (or missing) file
+replaced atomically, a FIFO, a character device or standard output written through.
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ from typing import BinaryIO
 
 import numpy as np
 
-from ... import relu
-from ...io.endpoint import Endpoint
-from ...io.streams import open_output
+from ..._api import relu
+from ...io.endpoint import Destination, Endpoint
+from ...io.streams import open_destination
 from ..npy import NpyHeader, read_npy_data, write_npy
 from ..pb import encode_pb_tensor
 from ..progress import Progress
@@ -72,7 +72,7 @@ class StreamJob:
     """``.npy`` to ``.npy`` in windows of ``chunk_bytes`` through one reused buffer."""
 
     source: NpySource
-    destination: Endpoint
+    destination: Destination
     opset: int | None
     chunk_bytes: int
     mode = "stream"
@@ -89,7 +89,7 @@ class StreamJob:
             progress,
             in_order=self.source.in_order,
         )
-        with open_output(self.destination) as output:
+        with open_destination(self.destination) as output:
             output.write(header.raw)
             for _start, window in windows:
                 output.write(memoryview(window.view(np.uint8)))  # type: ignore[arg-type]
@@ -101,7 +101,7 @@ class MemoryJob:
     (``.pb`` on either side; a TensorProto holds at most 2 GiB)."""
 
     source: NpySource | PbSource
-    destination: Endpoint
+    destination: Destination
     opset: int | None
     tensor_name: str | bytes = ""
     mode = "stream"
@@ -117,8 +117,8 @@ class MemoryJob:
         relu(array, out=array, opset=self.opset)  # the array is our own copy: no second buffer
         if self.destination.format == "pb":
             encoded = encode_pb_tensor(array, self.destination.path, self.tensor_name)
-            with open_output(self.destination) as output:
+            with open_destination(self.destination) as output:
                 output.write(encoded)
         else:
-            with open_output(self.destination) as output:
+            with open_destination(self.destination) as output:
                 write_npy(output, array)

@@ -71,7 +71,7 @@ def relu_windows(
     buffer (in order with ``in_order``, else at offsets) and with Relu applied in it; the
     caller writes each window before asking for the next, and ``progress`` is told once before
     the first and after each written window."""
-    from ... import relu
+    from ..._api import relu
 
     itemsize = header.dtype.itemsize
     buffer = window_buffer(header, chunk_bytes)

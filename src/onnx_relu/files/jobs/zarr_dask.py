@@ -50,10 +50,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from ... import check_dtype, relu
+from ..._api import check_dtype, relu
 from ..._log import dask_logs_kept_out, logger
 from ...errors import InvalidTensorFileError
-from ...io.endpoint import Endpoint, absolute_path
+from ...io.endpoint import Destination, Endpoint, absolute_path
 from ...io.identity import refuse_overlap, require_unchanged
 from ..progress import Progress
 from .zarr_output import atomic_directory, is_zarr_store
@@ -324,7 +324,7 @@ def _open_source(zarr: Any, src: str) -> Any:
 
 def relu_zarr(
     src: str | os.PathLike[str],
-    dst: str | os.PathLike[str],
+    dst: str | os.PathLike[str] | Destination,
     *,
     opset: int | None = None,
     scheduler: str | None = None,
@@ -337,9 +337,10 @@ def relu_zarr(
     Parameters
     ----------
     src, dst : str or os.PathLike
-        Local folders. ``dst`` gets ``src``'s shape, chunks (and shards), Zarr format,
-        compressors, filters and attributes; its fill value is 0. An existing ``dst`` is
-        replaced only if it is a Zarr store.
+        Local folders (``dst`` may be the :class:`~onnx_relu.io.endpoint.Destination` a plan
+        decided: it is then not judged again). ``dst`` gets ``src``'s shape, chunks (and
+        shards), Zarr format, compressors, filters and attributes; its fill value is 0. An
+        existing ``dst`` is replaced only if it is a Zarr store.
     opset : int, optional
         The ai.onnx opset whose Relu version decides the allowed types (None: the latest).
     scheduler : str, optional
@@ -376,7 +377,11 @@ def relu_zarr(
         raise ValueError(f"stall_timeout must be a number of seconds > 0, got {stall_timeout!r}")
     # dst is never src, a folder holding it (a Zarr group) or a store inside it, by any path:
     # replacing it would delete or change src (checked again here for library callers).
-    refuse_overlap(Endpoint.input(src, "src"), Endpoint.output(dst, "dst"))
+    if isinstance(dst, Destination):  # a plan's: checked when it was decided
+        dst_path = dst.path
+    else:
+        dst_path = os.fspath(dst)
+        refuse_overlap(Endpoint.input(src, "src"), Endpoint.output(dst, "dst"))
     delayed, distributed, zarr = _import_dask()
 
     from ._zarr_store import FixedRootStore
@@ -412,7 +417,7 @@ def relu_zarr(
         ]
         total = source.nbytes
         started = time.monotonic()
-        logger.info("relu_zarr %s -> %s: %d blocks, %d bytes", src, dst, len(tasks), total)
+        logger.info("relu_zarr %s -> %s: %d blocks, %d bytes", src, dst_path, len(tasks), total)
         with contextlib.ExitStack() as stack:
             if client is None:
                 client = stack.enter_context(dask_client(scheduler))
@@ -425,10 +430,10 @@ def relu_zarr(
                 _cancel(client, futures)  # then atomic_directory renames the store away
                 raise
             if done != total:  # every block reports its bytes: a shortfall is a lost write
-                raise RuntimeError(f"only {done} of {total} bytes were written to {dst}")
+                raise RuntimeError(f"only {done} of {total} bytes were written to {dst_path}")
             client.run(_sync_file_system, temporary)  # each worker's writes, once
         _sync_file_system(temporary)  # the metadata written here
-        logger.info("relu_zarr %s: done in %.2f s", dst, time.monotonic() - started)
+        logger.info("relu_zarr %s: done in %.2f s", dst_path, time.monotonic() - started)
 
 
 @dataclass(frozen=True)
@@ -438,7 +443,9 @@ class ZarrJob:
 
     Attributes
     ----------
-    source, destination : Endpoint
+    source : Endpoint
+    destination : Destination
+        A Zarr store, written as an atomic folder store.
     opset : int or None
     scheduler : str or None
         The scheduler's address (None: a LocalCluster).
@@ -447,7 +454,7 @@ class ZarrJob:
     """
 
     source: Endpoint
-    destination: Endpoint
+    destination: Destination
     opset: int | None
     scheduler: str | None = None
     stall_timeout: float = STALL_TIMEOUT_S
@@ -459,7 +466,7 @@ class ZarrJob:
         require_unchanged(self.source)
         relu_zarr(
             self.source.path,
-            self.destination.path,
+            self.destination,
             opset=self.opset,
             scheduler=self.scheduler,
             progress=progress,

@@ -28,6 +28,7 @@ from ...io.atomic import (
     temporary_name,
     warn_owner_not_kept,
 )
+from ...io.endpoint import Destination, Written
 
 __all__ = [
     "OWNER_LOCK",
@@ -232,9 +233,13 @@ def store_replacement_refusal(path: str | os.PathLike[str]) -> str | None:
 
 @contextlib.contextmanager
 def atomic_directory(
-    path: str | os.PathLike[str], *, sync_tree: Callable[[str], None] | None = _fsync_tree
+    path: str | os.PathLike[str] | Destination,
+    *,
+    sync_tree: Callable[[str], None] | None = _fsync_tree,
 ) -> Iterator[str]:
-    """Yield the path of a temporary folder that becomes the folder ``path`` (a Zarr store).
+    """Yield the path of a temporary folder that becomes the folder ``path`` (a Zarr store; or
+    the :class:`~onnx_relu.io.endpoint.Destination` a plan decided, whose rule is then not
+    judged again).
 
     On normal exit ``sync_tree(folder)`` makes its content durable (by default every file is
     fsynced; None: the caller has synced it, e.g. once per file system instead of once per
@@ -248,9 +253,14 @@ def atomic_directory(
     """
     import shutil  # here, not at the top: importing the file layer stays fast
 
+    decided = isinstance(path, Destination)  # a plan's: replaceable, as it decided
+    if isinstance(path, Destination):
+        if path.written is not Written.ATOMIC_STORE:
+            raise ValueError(f"{path.endpoint.label} is a {path.written.value}, not a store")
+        path = path.endpoint
     replacement = Replacement.of(path, 0o777)  # the one rule of io.atomic, as for a file
     target, folder, name = replacement.target, replacement.folder, replacement.name
-    if store_replacement_refusal(target) is not None:
+    if not decided and store_replacement_refusal(target) is not None:
         raise FileExistsError(f"{target} exists and is not a Zarr store; refusing to replace it")
     remove_abandoned_temporaries(target)  # else every killed or stopped job's store stays
     temporary = os.path.join(folder, replacement.temporary)  # named first: see atomic_file

@@ -169,17 +169,7 @@ def run_benchmark(
                     unavailable.append({"type": type_name, "variant": "onnxruntime", "reason": why})
             for size in sizes:
                 case = Case.make(type_name, size, rng, inplace_bytes)
-                variants: list[Variant] = []
-                for threads in thread_counts:
-                    variants += relu_variants(case, threads)
-                if "numpy" in peers:
-                    variants += numpy_variants(case)
-                if sessions:
-                    variants += ort_variants(case, sessions)
-                if available.onnx is not None:
-                    variants += backend_variants(available, case, thread_counts)
-                if available.torch is not None:
-                    variants += torch_variants(available, case, thread_counts)
+                variants = _variants(case, available, peers, sessions, thread_counts)
                 reps = calibrate_reps(case, batch_seconds)
                 say(
                     f"{type_name:>8} {size.label():>8}: {len(variants)} variants x {rounds}"
@@ -204,22 +194,61 @@ def run_benchmark(
         "schema": SCHEMA,
         "machine": info,
         "versions": available.versions(),
-        "config": {
-            "types": list(types),
-            "sizes": [s.label() for s in sizes],
-            "threads": list(thread_counts),
-            "rounds": rounds,
-            "batch_seconds": batch_seconds,
-            "gap_seconds": gap,
-            "peers": list(peers),
-            "inplace_bytes": inplace_bytes,
-            "seconds_total": round(time.time() - started, 1),
-        },
+        "config": _config(
+            types, sizes, thread_counts, peers, rounds, batch_seconds, gap, inplace_bytes, started
+        ),
         "results": records,
         "unavailable": unavailable,
         "ratios": summarise(records, thread_counts),
         "small_call": overhead,
         "import": imports,
+    }
+
+
+def _variants(
+    case: Case,
+    available: Peers,
+    peers: Sequence[str],
+    sessions: dict[int, Any],
+    thread_counts: Sequence[int],
+) -> list[Variant]:
+    """What is measured on ``case``: onnx-relu at each thread count, then each peer there is."""
+    variants: list[Variant] = []
+    for threads in thread_counts:
+        variants += relu_variants(case, threads)
+    if "numpy" in peers:
+        variants += numpy_variants(case)
+    if sessions:
+        variants += ort_variants(case, sessions)
+    if available.onnx is not None:
+        variants += backend_variants(available, case, thread_counts)
+    if available.torch is not None:
+        variants += torch_variants(available, case, thread_counts)
+    return variants
+
+
+def _config(
+    types: Sequence[str],
+    sizes: Sequence[Size],
+    thread_counts: Sequence[int],
+    peers: Sequence[str],
+    rounds: int,
+    batch_seconds: float,
+    gap: float,
+    inplace_bytes: int,
+    started: float,
+) -> dict[str, Any]:
+    """The results' ``config``: what the run was asked to measure, and how long it took."""
+    return {
+        "types": list(types),
+        "sizes": [s.label() for s in sizes],
+        "threads": list(thread_counts),
+        "rounds": rounds,
+        "batch_seconds": batch_seconds,
+        "gap_seconds": gap,
+        "peers": list(peers),
+        "inplace_bytes": inplace_bytes,
+        "seconds_total": round(time.time() - started, 1),
     }
 
 
