@@ -174,7 +174,7 @@ def _external_data_beside(model: Any, source: str, output: str) -> tuple[str, st
     external = [tensor for tensor in model.graph.initializer if uses_external_data(tensor)]
     if not external:
         return None
-    from ..io.endpoint import absolute_path
+    from .._paths import absolute_path
 
     source_folder = os.path.realpath(os.path.dirname(absolute_path(source)))
     output_folder = os.path.realpath(os.path.dirname(absolute_path(output)))

@@ -28,7 +28,8 @@ import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from .endpoint import Destination, Endpoint, Written, absolute_path
+from .._paths import absolute_path
+from .endpoint import Destination, Endpoint, Written
 
 TYPE_CHECKING = False  # (not typing's: importing typing costs the command line's start-up)
 if TYPE_CHECKING:

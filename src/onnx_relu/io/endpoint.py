@@ -59,8 +59,6 @@ from .._text import printable
 from ..errors import FileArgumentError, UnsupportedPathError
 
 __all__ = [
-    # (re-exported until onnx/_models.py and cli/legalize.py take it from .._paths)
-    "absolute_path",
     "STDIO",
     "PathKind",
     "Endpoint",

@@ -29,9 +29,10 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from .._extras import extra_needed
+from .._paths import absolute_path
 from .._protobuf import PROTOBUF_MESSAGE_LIMIT
 from ..errors import InvalidModelError
-from ..io.endpoint import Endpoint, absolute_path
+from ..io.endpoint import Endpoint
 from ..io.identity import open_classified
 from ..versions import ReluVersion, version_for_opset
 from ._graph import GraphPath, graph_at, owner_label, walk

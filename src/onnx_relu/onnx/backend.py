@@ -42,7 +42,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import relu
+from .._api import relu
 from .._extras import extra_needed
 from ..dtypes import dtype_of_onnx_type
 from ..errors import (

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import relu
+from .._api import relu
 from .._extras import extra_needed
 from ..dtypes import RELU_TYPE_BY_ONNX_NAME, dtype_of_onnx_type
 from ._rewrites import REWRITES

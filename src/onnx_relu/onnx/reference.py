@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import relu
+from .._api import relu
 from .._extras import extra_needed
 from ..errors import InvalidModelError
 from ..versions import ReluVersion, version_for_opset

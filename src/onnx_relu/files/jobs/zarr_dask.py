@@ -52,8 +52,9 @@ from typing import Any
 
 from ..._api import check_dtype, relu
 from ..._log import dask_logs_kept_out, logger
+from ..._paths import absolute_path
 from ...errors import InvalidTensorFileError
-from ...io.endpoint import Destination, Endpoint, absolute_path
+from ...io.endpoint import Destination, Endpoint
 from ...io.identity import refuse_overlap, require_unchanged
 from ..progress import Progress
 from .zarr_output import atomic_directory, is_zarr_store
