@@ -320,11 +320,14 @@ def _library_nodes(typed: Any, exact: bool) -> Any:
 
     from ._graph import graph_at
 
-    chosen = [
-        site
-        for site in typed.sites
-        if exact or not _onnxruntime_runs(site.input_type, site.opset or typed.opset)
-    ]
+    runs: dict[tuple[str | None, int], bool] = {}  # one answer per (type, opset)
+    chosen = []
+    for site in typed.sites:
+        key = (site.input_type, site.opset or typed.opset)
+        if key not in runs:
+            runs[key] = not exact and _onnxruntime_runs(*key)
+        if not runs[key]:
+            chosen.append(site)
     if not chosen:
         return None
     model = onnx.ModelProto()
