@@ -335,6 +335,55 @@ def test_one_options_object_opens_two_models_each_with_its_own_external_data(tmp
     assert left == ""  # onnxruntime's default: no folder
 
 
+def test_a_model_with_external_data_leaves_the_options_as_they_were_and_logs_nothing(tmp_path):
+    """Rerouted, the model goes to onnxruntime as a file beside its own (its external data
+    found there): no config entry is set on the caller's options, so onnxruntime logs no
+    "overwritten" warning, and no file is left behind."""
+    first = _external_model(str(tmp_path / "one"), 1.0)
+    second = _external_model(str(tmp_path / "two"), 100.0)
+    script = f"""
+import numpy as np, onnxruntime as ort
+from onnx_relu.onnx.ort_library import ort_run, ort_session
+options = ort.SessionOptions()  # the default log level: warnings are logged to stderr
+options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+before = options.get_session_config_entry("session.intra_op.allow_spinning")
+x = np.ones(4, np.float32)
+for path in ({first!r}, {second!r}, {first!r}):
+    print(ort_run(ort_session(path, options), None, {{"x": x}})[0].tolist())
+try:
+    folder = options.get_session_config_entry({_EXTERNAL_KEY!r})
+except RuntimeError:
+    folder = None
+print(folder, before == options.get_session_config_entry("session.intra_op.allow_spinning"))
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=120
+    )
+    assert done.stdout.splitlines() == [str([1.0] * 4), str([100.0] * 4), str([1.0] * 4)] + [
+        "None True"
+    ]
+    assert "overwritten" not in done.stderr and "[W:" not in done.stderr, done.stderr
+    assert sorted(os.listdir(tmp_path / "one")) == ["m.onnx", "w.bin"]
+
+
+def test_a_folder_that_takes_no_file_names_the_folder_for_that_one_session(tmp_path, monkeypatch):
+    from onnx_relu.onnx import ort_library
+
+    monkeypatch.setattr(ort_library, "_written_beside", lambda data, folder: None)
+    first = _external_model(str(tmp_path / "one"), 1.0)
+    second = _external_model(str(tmp_path / "two"), 100.0)
+    options = ort.SessionOptions()
+    options.log_severity_level = 3
+    x = np.ones(4, np.float32)
+    a = ort_run(ort_session(first, options), None, {"x": x})[0]
+    b = ort_run(ort_session(second, options), None, {"x": x})[0]
+    assert a.tolist() == [1.0] * 4 and b.tolist() == [100.0] * 4
+    assert options.get_session_config_entry(_EXTERNAL_KEY) == ""  # set back to the default
+
+
+_EXTERNAL_KEY = "session.model_external_initializers_file_folder_path"
+
+
 def test_a_model_nothing_is_rerouted_in_goes_to_onnxruntime_as_given(tmp_path, monkeypatch):
     from onnx_relu.onnx import ort as ort_module
 
