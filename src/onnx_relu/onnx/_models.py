@@ -500,6 +500,8 @@ class ReluSite(NamedTuple):
     input_type: str | None
     function: int | None = None
     opset: int | None = None
+    #: one named input, one named output, no attribute: judged by its type and opset alone
+    plain: bool = False
 
 
 def _value_types(graph: onnx.GraphProto, outer: dict[str, str | None]) -> dict[str, str | None]:
@@ -540,16 +542,16 @@ def relu_sites(
                     outer_types = types_at[at_path[: depth - 1]]
                     types_at[at_path[:depth]] = _value_types(inner, outer_types)
             types = types_at[at_path]
-        input_type = types.get(node.input[0]) if node.input and node.input[0] else None
-        if (
-            input_type in _RELU_TYPES
-            and len(node.output) == 1
-            and types.get(node.output[0]) is None
-        ):
+        inputs, outputs = node.input, node.output
+        first = inputs[0] if inputs else ""
+        input_type = types.get(first) if first else None
+        output = outputs[0] if len(outputs) == 1 else ""
+        if input_type in _RELU_TYPES and output and types.get(output) is None:
             # Relu's output has its input's type (ONNX's inference of Relu, every version):
             # a chain of Relus is typed without onnx's shape inference.
-            types[node.output[0]] = input_type
-        return ReluSite(at_path, at_label, index, node, input_type)
+            types[output] = input_type
+        plain = bool(first) and bool(output) and len(inputs) == 1 and not node.attribute
+        return ReluSite(at_path, at_label, index, node, input_type, plain=plain)
 
     # walk's order, the graph's own nodes read directly (a model holds thousands of them)
     for index, node in enumerate(graph.node):
@@ -651,6 +653,7 @@ def function_relu_sites(
                     site.input_type,
                     position,
                     function_opset,
+                    site.plain,
                 )
             yield from visit(inferred_body, label)
 
