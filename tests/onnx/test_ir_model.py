@@ -487,3 +487,51 @@ def test_onnxscript_nested_functions_inside_an_if_run(type_name, exact):
     (z,) = ort_run(session, None, {"X": x, "C": np.array(False)})
     assert _bits_equal(z, x)
     assert check_model(model) == []
+
+
+def _relu_chain(elem_type: int, length: int, opset: int, first: str = "Relu") -> onnx.ModelProto:
+    names = ["x"] + [f"r{i}" for i in range(length)]
+    nodes = [
+        helper.make_node(first if i == 0 else "Relu", [a], [b])
+        for i, (a, b) in enumerate(zip(names[:-1], names[1:], strict=True))
+    ]
+    graph = helper.make_graph(nodes, "chain", [_vi("x", elem_type)], [_vi(names[-1], elem_type)])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+
+
+@pytest.mark.parametrize(
+    ("elem_type", "opset"),
+    [(TensorProto.FLOAT, 17), (TensorProto.BFLOAT16, 21), (TensorProto.INT8, 13)],
+)
+def test_a_relu_chain_is_typed_as_shape_inference_types_it_without_running_it(
+    elem_type, opset, monkeypatch
+):
+    """Each Relu hands its input's type on: the chain's sites (and so the findings, int8 at
+    opset 13 refused on every node) are those onnx's shape inference gives, which is not run."""
+    from onnx_relu.onnx import _models
+
+    model = _relu_chain(elem_type, 5, opset)
+    inferred = _models.inferred_model(model)
+    expected = [site.input_type for site in _models.relu_sites(inferred.graph)]
+    assert None not in expected
+
+    def refused(model):
+        raise AssertionError("shape inference ran")
+
+    monkeypatch.setattr(_models, "inferred_model", refused)
+    typed = _models.typed_relu_sites(model)
+    assert [site.input_type for site in typed.sites] == expected
+    assert all(site.plain for site in typed.sites)
+    findings = check_model(model)
+    assert len(findings) == (5 if elem_type == TensorProto.INT8 else 0)
+
+
+def test_a_relu_after_another_operator_is_typed_by_shape_inference(monkeypatch):
+    from onnx_relu.onnx import _models
+
+    model = _relu_chain(TensorProto.FLOAT, 3, 17, first="Neg")
+    ran = []
+    real = _models.inferred_model
+    monkeypatch.setattr(_models, "inferred_model", lambda m: ran.append(1) or real(m))
+    typed = _models.typed_relu_sites(model)
+    assert ran and [site.input_type for site in typed.sites] == ["tensor(float)"] * 2
