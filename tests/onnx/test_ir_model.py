@@ -335,6 +335,55 @@ def test_one_options_object_opens_two_models_each_with_its_own_external_data(tmp
     assert left == ""  # onnxruntime's default: no folder
 
 
+def test_a_model_with_external_data_leaves_the_options_as_they_were_and_logs_nothing(tmp_path):
+    """Rerouted, the model goes to onnxruntime as a file beside its own (its external data
+    found there): no config entry is set on the caller's options, so onnxruntime logs no
+    "overwritten" warning, and no file is left behind."""
+    first = _external_model(str(tmp_path / "one"), 1.0)
+    second = _external_model(str(tmp_path / "two"), 100.0)
+    script = f"""
+import numpy as np, onnxruntime as ort
+from onnx_relu.onnx.ort_library import ort_run, ort_session
+options = ort.SessionOptions()  # the default log level: warnings are logged to stderr
+options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+before = options.get_session_config_entry("session.intra_op.allow_spinning")
+x = np.ones(4, np.float32)
+for path in ({first!r}, {second!r}, {first!r}):
+    print(ort_run(ort_session(path, options), None, {{"x": x}})[0].tolist())
+try:
+    folder = options.get_session_config_entry({_EXTERNAL_KEY!r})
+except RuntimeError:
+    folder = None
+print(folder, before == options.get_session_config_entry("session.intra_op.allow_spinning"))
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=120
+    )
+    assert done.stdout.splitlines() == [str([1.0] * 4), str([100.0] * 4), str([1.0] * 4)] + [
+        "None True"
+    ]
+    assert "overwritten" not in done.stderr and "[W:" not in done.stderr, done.stderr
+    assert sorted(os.listdir(tmp_path / "one")) == ["m.onnx", "w.bin"]
+
+
+def test_a_folder_that_takes_no_file_names_the_folder_for_that_one_session(tmp_path, monkeypatch):
+    from onnx_relu.onnx import ort_library
+
+    monkeypatch.setattr(ort_library, "_written_beside", lambda data, folder: None)
+    first = _external_model(str(tmp_path / "one"), 1.0)
+    second = _external_model(str(tmp_path / "two"), 100.0)
+    options = ort.SessionOptions()
+    options.log_severity_level = 3
+    x = np.ones(4, np.float32)
+    a = ort_run(ort_session(first, options), None, {"x": x})[0]
+    b = ort_run(ort_session(second, options), None, {"x": x})[0]
+    assert a.tolist() == [1.0] * 4 and b.tolist() == [100.0] * 4
+    assert options.get_session_config_entry(_EXTERNAL_KEY) == ""  # set back to the default
+
+
+_EXTERNAL_KEY = "session.model_external_initializers_file_folder_path"
+
+
 def test_a_model_nothing_is_rerouted_in_goes_to_onnxruntime_as_given(tmp_path, monkeypatch):
     from onnx_relu.onnx import ort as ort_module
 
@@ -438,3 +487,51 @@ def test_onnxscript_nested_functions_inside_an_if_run(type_name, exact):
     (z,) = ort_run(session, None, {"X": x, "C": np.array(False)})
     assert _bits_equal(z, x)
     assert check_model(model) == []
+
+
+def _relu_chain(elem_type: int, length: int, opset: int, first: str = "Relu") -> onnx.ModelProto:
+    names = ["x"] + [f"r{i}" for i in range(length)]
+    nodes = [
+        helper.make_node(first if i == 0 else "Relu", [a], [b])
+        for i, (a, b) in enumerate(zip(names[:-1], names[1:], strict=True))
+    ]
+    graph = helper.make_graph(nodes, "chain", [_vi("x", elem_type)], [_vi(names[-1], elem_type)])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+
+
+@pytest.mark.parametrize(
+    ("elem_type", "opset"),
+    [(TensorProto.FLOAT, 17), (TensorProto.BFLOAT16, 21), (TensorProto.INT8, 13)],
+)
+def test_a_relu_chain_is_typed_as_shape_inference_types_it_without_running_it(
+    elem_type, opset, monkeypatch
+):
+    """Each Relu hands its input's type on: the chain's sites (and so the findings, int8 at
+    opset 13 refused on every node) are those onnx's shape inference gives, which is not run."""
+    from onnx_relu.onnx import _models
+
+    model = _relu_chain(elem_type, 5, opset)
+    inferred = _models.inferred_model(model)
+    expected = [site.input_type for site in _models.relu_sites(inferred.graph)]
+    assert None not in expected
+
+    def refused(model):
+        raise AssertionError("shape inference ran")
+
+    monkeypatch.setattr(_models, "inferred_model", refused)
+    typed = _models.typed_relu_sites(model)
+    assert [site.input_type for site in typed.sites] == expected
+    assert all(site.plain for site in typed.sites)
+    findings = check_model(model)
+    assert len(findings) == (5 if elem_type == TensorProto.INT8 else 0)
+
+
+def test_a_relu_after_another_operator_is_typed_by_shape_inference(monkeypatch):
+    from onnx_relu.onnx import _models
+
+    model = _relu_chain(TensorProto.FLOAT, 3, 17, first="Neg")
+    ran = []
+    real = _models.inferred_model
+    monkeypatch.setattr(_models, "inferred_model", lambda m: ran.append(1) or real(m))
+    typed = _models.typed_relu_sites(model)
+    assert ran and [site.input_type for site in typed.sites] == ["tensor(float)"] * 2

@@ -20,7 +20,16 @@ from ._rules import node_label, printable
 if TYPE_CHECKING:
     import onnx
 
-__all__ = ["GraphPath", "NodeAt", "walk", "graphs", "graph_at", "subgraphs", "owner_label"]
+__all__ = [
+    "GraphPath",
+    "NodeAt",
+    "walk",
+    "walk_below",
+    "graphs",
+    "graph_at",
+    "subgraphs",
+    "owner_label",
+]
 
 #: Where a graph is, from the root: one (node index, attribute name, position) per level.
 GraphPath = tuple[tuple[int, str, int], ...]
@@ -73,15 +82,20 @@ def walk(root: Any, label: str = "", path: GraphPath = ()) -> Iterator[NodeAt]:
     the graphs it holds, recursively; ``label`` and ``path`` are the root's."""
     for index, node in enumerate(root.node):
         yield NodeAt(path, label, root, index, node)
-        if not node.attribute:
-            continue
-        for attribute, position, suffix, subgraph in subgraphs(node):
-            sub_label = f"{owner_label(node, index)}.{suffix}"
-            yield from walk(
-                subgraph,
-                f"{label} > {sub_label}" if label else sub_label,
-                path + ((index, attribute, position),),
-            )
+        if node.attribute:
+            yield from walk_below(node, index, label, path)
+
+
+def walk_below(node: onnx.NodeProto, index: int, label: str, path: GraphPath) -> Iterator[NodeAt]:
+    """:func:`walk` of the graphs ``node`` holds (``node`` at ``index`` of the graph at ``path``,
+    labelled ``label``)."""
+    for attribute, position, suffix, subgraph in subgraphs(node):
+        sub_label = f"{owner_label(node, index)}.{suffix}"
+        yield from walk(
+            subgraph,
+            f"{label} > {sub_label}" if label else sub_label,
+            path + ((index, attribute, position),),
+        )
 
 
 def graphs(root: Any) -> Iterator[tuple[GraphPath, str, Any]]:

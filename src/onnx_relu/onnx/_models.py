@@ -31,11 +31,12 @@ from typing import Any, NamedTuple
 from .._extras import extra_needed
 from .._paths import absolute_path
 from .._protobuf import PROTOBUF_MESSAGE_LIMIT
+from ..dtypes import RELU_TYPE_BY_NAME
 from ..errors import InvalidModelError
 from ..io.endpoint import Endpoint
 from ..io.identity import open_classified
 from ..versions import ReluVersion, version_for_opset
-from ._graph import GraphPath, graph_at, owner_label, walk
+from ._graph import GraphPath, graph_at, owner_label, walk, walk_below
 from ._ir import (
     LightModel,
     ModelStructure,
@@ -499,6 +500,8 @@ class ReluSite(NamedTuple):
     input_type: str | None
     function: int | None = None
     opset: int | None = None
+    #: one named input, one named output, no attribute: judged by its type and opset alone
+    plain: bool = False
 
 
 def _value_types(graph: onnx.GraphProto, outer: dict[str, str | None]) -> dict[str, str | None]:
@@ -516,6 +519,11 @@ def _value_types(graph: onnx.GraphProto, outer: dict[str, str | None]) -> dict[s
     return types
 
 
+#: The eight Relu types as ONNX names them: those whose type a Relu hands on (onnx's inference
+#: hands on any tensor type; a value of another kind is left to it).
+_RELU_TYPES = frozenset(entry.onnx_name for entry in RELU_TYPE_BY_NAME.values())
+
+
 def relu_sites(
     graph: onnx.GraphProto,
     outer: dict[str, str | None] | None = None,
@@ -524,20 +532,35 @@ def relu_sites(
 ) -> Iterator[ReluSite]:
     """Every ai.onnx Relu node of ``graph`` and its subgraphs, with its input's known type."""
     types_at = {path: _value_types(graph, outer or {})}
-    for at in walk(graph, label, path):
-        node = at.node
-        if node.op_type != "Relu" or node.domain not in AI_ONNX_DOMAINS:
-            continue
-        types = types_at.get(at.path)
+
+    def site(at_path: GraphPath, at_label: str, index: int, node: onnx.NodeProto) -> ReluSite:
+        types = types_at.get(at_path)
         if types is None:  # a subgraph: it sees its outer scopes' types, ONNX's scoping
-            for depth in range(len(path) + 1, len(at.path) + 1):
-                if at.path[:depth] not in types_at:
-                    inner = graph_at(graph, at.path[len(path) : depth])
-                    outer_types = types_at[at.path[: depth - 1]]
-                    types_at[at.path[:depth]] = _value_types(inner, outer_types)
-            types = types_at[at.path]
-        input_type = types.get(node.input[0]) if node.input and node.input[0] else None
-        yield ReluSite(at.path, at.label, at.index, node, input_type)
+            for depth in range(len(path) + 1, len(at_path) + 1):
+                if at_path[:depth] not in types_at:
+                    inner = graph_at(graph, at_path[len(path) : depth])
+                    outer_types = types_at[at_path[: depth - 1]]
+                    types_at[at_path[:depth]] = _value_types(inner, outer_types)
+            types = types_at[at_path]
+        inputs, outputs = node.input, node.output
+        first = inputs[0] if inputs else ""
+        input_type = types.get(first) if first else None
+        output = outputs[0] if len(outputs) == 1 else ""
+        if input_type in _RELU_TYPES and output and types.get(output) is None:
+            # Relu's output has its input's type (ONNX's inference of Relu, every version):
+            # a chain of Relus is typed without onnx's shape inference.
+            types[output] = input_type
+        plain = bool(first) and bool(output) and len(inputs) == 1 and not node.attribute
+        return ReluSite(at_path, at_label, index, node, input_type, plain=plain)
+
+    # walk's order, the graph's own nodes read directly (a model holds thousands of them)
+    for index, node in enumerate(graph.node):
+        if node.op_type == "Relu" and node.domain in AI_ONNX_DOMAINS:
+            yield site(path, label, index, node)
+        if node.attribute:
+            for at in walk_below(node, index, label, path):
+                if at.node.op_type == "Relu" and at.node.domain in AI_ONNX_DOMAINS:
+                    yield site(at.path, at.label, at.index, at.node)
 
 
 def _value_type_protos(
@@ -630,6 +653,7 @@ def function_relu_sites(
                     site.input_type,
                     position,
                     function_opset,
+                    site.plain,
                 )
             yield from visit(inferred_body, label)
 
@@ -708,8 +732,12 @@ def typed_relu_sites(model_or_path: object, *, weights: bool = True) -> TypedMod
     if next(relu_sites(model.graph), None) is None and not structure.main_calls:
         return TypedModel(model, None, None, (), loaded, structure)
     opset = checked_model_opset(model)
-    inferred = inferred_model(model if not loaded.full else light_model(model))
-    sites = tuple(relu_sites(inferred.graph)) + tuple(
-        function_relu_sites(model, inferred, opset, structure)
-    )
+    # Every Relu typed by the declared types (and the Relus before it) and no local function
+    # holding a Relu called: onnx's shape inference would tell nothing more, and is skipped.
+    sites = () if structure.main_calls else tuple(relu_sites(model.graph))
+    if structure.main_calls or any(site.input_type is None for site in sites):
+        inferred = inferred_model(model if not loaded.full else light_model(model))
+        sites = tuple(relu_sites(inferred.graph)) + tuple(
+            function_relu_sites(model, inferred, opset, structure)
+        )
     return TypedModel(model, opset, version_for_opset(opset), sites, loaded, structure)

@@ -158,9 +158,7 @@ def _judged(model_or_path: object, *, weights: bool = True) -> tuple[TypedModel,
     # opset alone: one judgement per pair serves a model of thousands of such nodes.
     valid: set[tuple[str | None, int]] = set()
     for site in typed.sites:
-        node = site.node
-        plain = not node.attribute and len(node.input) == 1 and len(node.output) == 1
-        plain = plain and bool(node.input[0]) and bool(node.output[0])
+        plain = site.plain
         if site.opset is None or site.opset == typed.opset:
             if plain and (site.input_type, typed.opset) in valid:
                 continue

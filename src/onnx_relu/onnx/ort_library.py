@@ -65,6 +65,7 @@ Examples
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import threading
@@ -320,11 +321,14 @@ def _library_nodes(typed: Any, exact: bool) -> Any:
 
     from ._graph import graph_at
 
-    chosen = [
-        site
-        for site in typed.sites
-        if exact or not _onnxruntime_runs(site.input_type, site.opset or typed.opset)
-    ]
+    runs: dict[tuple[str | None, int], bool] = {}  # one answer per (type, opset)
+    chosen = []
+    for site in typed.sites:
+        key = (site.input_type, site.opset or typed.opset)
+        if key not in runs:
+            runs[key] = not exact and _onnxruntime_runs(*key)
+        if not runs[key]:
+            chosen.append(site)
     if not chosen:
         return None
     model = onnx.ModelProto()
@@ -404,6 +408,27 @@ def _uses_external_data(model: Any) -> bool:
     return any(tensor.data_location == 1 for tensor in model.graph.initializer)
 
 
+def _written_beside(data: bytes, folder: str) -> str | None:
+    """``data`` written to a new hidden file in ``folder``: its path, or None where the folder
+    takes no new file (read-only, full, gone)."""
+    import tempfile
+
+    try:
+        handle = tempfile.NamedTemporaryFile(
+            dir=folder, prefix=".onnx-relu-", suffix=".onnx", delete=False
+        )
+    except OSError:
+        return None
+    try:
+        with handle:
+            handle.write(data)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(handle.name)
+        return None
+    return handle.name
+
+
 def ort_session(
     model: Any, sess_options: Any = None, providers: Any = None, *, exact: bool = False
 ) -> Any:
@@ -417,8 +442,9 @@ def ort_session(
     all of them (the local functions holding them inlined where they are called). A model that
     needs no such change goes to onnxruntime as given (the path, the bytes, the ModelProto
     serialized); one that does goes with its weights spliced back unparsed: a large file's as
-    a temporary file, else as bytes, its external data still read by onnxruntime from the
-    model's folder (named on ``sess_options`` for that one session, then set back).
+    a temporary file, else as bytes; one with external data as a temporary file in the model's
+    own folder, where onnxruntime finds that data (a folder that takes no file: as bytes, the
+    folder named on ``sess_options`` for that one session, then set back).
     A model stamped with an IR version newer than the installed onnxruntime reads is given to it
     at the newest one it reads, when the model's opsets exist there
     (:func:`onnx_relu.onnx.ort.new_session`).
@@ -526,11 +552,20 @@ def ort_session(
         options, _EXTERNAL_FOLDER_KEY
     ):
         return new_session(source, options, providers)
-    # The bytes keep the file's external-data references, relative to its folder, which
-    # onnxruntime reads only from the options; the entry is taken off the caller's options
-    # again once the session has its own copy of them (an empty folder is onnxruntime's
-    # default), so that the next model opened with them reads its own data.
+    # The bytes keep the file's external-data references, relative to its folder: written
+    # there as a file of their own, onnxruntime finds the data as it does for the model itself,
+    # and the caller's options stay as they were.
     folder = os.path.dirname(os.path.abspath(os.fspath(model)))
+    beside = _written_beside(source, folder)
+    if beside is not None:
+        try:
+            return new_session(beside, options, providers)
+        finally:
+            with contextlib.suppress(OSError):
+                os.unlink(beside)
+    # A folder that takes no file: the folder named on the options for that one session (an
+    # empty folder, onnxruntime's default, set back after it; onnxruntime logs a warning that
+    # the entry was overwritten), so that the next model opened with them reads its own data.
     options.add_session_config_entry(_EXTERNAL_FOLDER_KEY, folder)
     try:
         return new_session(source, options, providers)
