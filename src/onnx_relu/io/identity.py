@@ -13,7 +13,8 @@ it), and two different names can reach one object (a symbolic or hard link, a bi
   with the classification; a change is refused in one line
   (:class:`~onnx_relu.errors.UnsupportedPathError`) before a byte is read.
   :func:`require_unchanged` asks the same of a path another library opens later by name (a
-  Zarr store, read by zarr on the Dask workers).
+  Zarr store, read by zarr on the Dask workers), and :func:`refuse_special_entries` of every
+  entry in such a folder: only regular files and folders, no link, FIFO, device or socket.
 - :func:`refuse_overlap` refuses, before anything is opened, an OUT that is IN (the same
   file, pipe, FIFO, terminal or folder, by any path), that contains IN (replacing it would
   delete IN: ``apply g.zarr/x.zarr g.zarr --dask``) or that lies inside IN (writing it would
@@ -56,6 +57,7 @@ __all__ = [
     "open_classified",
     "open_classified_fd",
     "require_unchanged",
+    "refuse_special_entries",
     "refuse_overlap",
 ]
 
@@ -196,6 +198,50 @@ def require_unchanged(endpoint: Endpoint) -> None:
     kind = _kind_word(found)
     raise _changed(
         endpoint, f"now it is {'another' if kind == _kind_word(expected) else 'a'} {kind}"
+    )
+
+
+def refuse_special_entries(endpoint: Endpoint) -> None:
+    """Refuse a folder ``endpoint`` (a Zarr store) holding, at any depth, anything but regular
+    files and folders: the files in it are opened by name later, by another library (zarr on
+    the Dask workers), where a FIFO would make a worker wait forever, a device would be read
+    as data, and a symbolic link could lead outside the folder (even into OUT).
+
+    Cheap: :func:`os.scandir` only, whose entries know their type without a ``stat`` on most
+    file systems (``lstat`` where they do not); links are not followed. Anything but a folder
+    (a missing path, a remote store's address) is left to the library that opens it.
+
+    Raises
+    ------
+    UnsupportedPathError
+        naming the entry and what it is, in one line.
+    """
+    if endpoint.is_stdio or endpoint.kind is not PathKind.DIRECTORY:
+        return
+    folders = [endpoint.path]
+    while folders:
+        try:
+            scanned = os.scandir(folders.pop())
+        except (FileNotFoundError, NotADirectoryError):
+            continue  # removed meanwhile: require_unchanged or the reader says so
+        with scanned:
+            for entry in scanned:
+                if entry.is_dir(follow_symlinks=False):
+                    folders.append(entry.path)
+                elif not entry.is_file(follow_symlinks=False):
+                    _refuse_entry(endpoint, entry)
+
+
+def _refuse_entry(endpoint: Endpoint, entry: os.DirEntry[str]) -> None:
+    try:
+        kind = _kind_word(entry.stat(follow_symlinks=False))
+    except FileNotFoundError:
+        return  # removed meanwhile
+    what = f"{endpoint.what} " if endpoint.what else ""
+    raise UnsupportedPathError(
+        f"{what}{endpoint.path!r} holds {entry.path!r}, a {kind}: only regular files and folders"
+        " are read from a store (a FIFO would never end, a link may lead outside it); replace"
+        " it with the file itself"
     )
 
 
