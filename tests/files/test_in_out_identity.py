@@ -27,6 +27,7 @@ import pytest
 from onnx_relu import read_tensor, write_tensor
 from onnx_relu.errors import FileArgumentError, UnsupportedPathError
 from onnx_relu.files import relu_file
+from onnx_relu.files.jobs.zarr_dask import relu_zarr
 from onnx_relu.io import endpoint as _endpoint
 from onnx_relu.io.endpoint import Endpoint
 from onnx_relu.io.identity import open_classified, refuse_overlap
@@ -118,6 +119,43 @@ def test_different_files_are_still_written(tmp_path):
         done = run_cli("apply", "x.npy", out, cwd=tmp_path)
         assert (done.returncode, done.stderr) == (0, ""), done.stderr
         assert read_tensor(tmp_path / out).tolist() == np.maximum(X, 0).tolist()
+
+
+def write_pb_with_external_data(folder: Path, location: str) -> None:
+    """``x.pb``: a TensorProto of X whose data lies in the file ``location`` beside it."""
+    onnx = pytest.importorskip("onnx")
+    from onnx import external_data_helper, numpy_helper
+
+    tensor = numpy_helper.from_array(X, name="x")
+    (folder / location).write_bytes(tensor.raw_data)
+    external_data_helper.set_external_data(tensor, location)
+    tensor.data_location = onnx.TensorProto.EXTERNAL
+    tensor.ClearField("raw_data")
+    (folder / "x.pb").write_bytes(tensor.SerializeToString())
+
+
+def test_out_that_is_a_pb_ins_external_data_is_refused(tmp_path):
+    """A .pb IN whose data lies in an external file: OUT that file by its name, a symbolic
+    link or a hard link is refused in one line naming both, nothing written; the library's
+    relu_file the same; another OUT is written from the external data (refused before onnx's
+    own refusal of an external file with other hard links, which would hide why)."""
+    write_pb_with_external_data(tmp_path, "w.npy")
+    os.symlink("w.npy", tmp_path / "link.npy")
+    os.link(tmp_path / "w.npy", tmp_path / "hard.npy")
+    before = folder_state(tmp_path)
+    for out in ("w.npy", "./w.npy", "link.npy", "hard.npy"):
+        done = run_cli("apply", "x.pb", out, cwd=tmp_path)
+        line = assert_cli_error(done, 2, f"OUT {out!r} is IN's external data '")
+        assert "w.npy' itself (the same regular file" in line, line
+        assert "writing OUT would replace IN's external data; name another OUT" in line, line
+        assert folder_state(tmp_path) == before, out
+        with pytest.raises(FileArgumentError, match="dst .* is src's external data .* itself"):
+            relu_file(tmp_path / "x.pb", tmp_path / out)
+        assert folder_state(tmp_path) == before, out
+    os.unlink(tmp_path / "hard.npy")  # onnx reads no external data file with other links
+    done = run_cli("apply", "x.pb", "y.npy", cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (0, ""), done.stderr
+    assert read_tensor(tmp_path / "y.npy").tolist() == np.maximum(X, 0).tolist()
 
 
 # --- 1: OUT that would change IN, for Zarr stores -----------------------------------------------
@@ -407,6 +445,62 @@ def test_a_zarr_store_swapped_after_it_is_classified_is_refused_before_the_job(
     }[swap]
     assert "changed after it was checked (it was a folder, " + expected in str(error), str(error)
     assert not (tmp_path / "y.zarr").exists()
+
+
+def make_zarr_store(path: Path) -> np.ndarray:
+    """A real Zarr array store of 4 chunk files; returns its values."""
+    zarr = pytest.importorskip("zarr")
+    pytest.importorskip("distributed")
+    values = np.arange(-8, 8, dtype=np.float32)
+    zarr.create_array(path, shape=values.shape, chunks=(4,), dtype=values.dtype)[...] = values
+    return values
+
+
+@pytest.mark.parametrize("entry", ["fifo", "symlink-in", "symlink-out"])
+def test_a_zarr_chunk_that_is_no_regular_file_is_refused_before_the_job(tmp_path, entry):
+    """A chunk file of IN replaced by a FIFO (a worker opening it would wait forever), or by a
+    symbolic link (to another chunk of IN, or to a chunk of the older OUT it would replace):
+    `apply --dask` exits 2 with one line naming the chunk, and relu_zarr raises the same,
+    before any Dask work and within a time limit; IN and OUT (created or older) as they were."""
+    make_zarr_store(tmp_path / "x.zarr")
+    chunk = tmp_path / "x.zarr" / "c" / "1"
+    chunk.unlink()
+    kind = "pipe or FIFO"
+    if entry == "fifo":
+        os.mkfifo(chunk)
+    else:
+        kind = "symbolic link"
+        make_zarr_store(tmp_path / "y.zarr")  # an older OUT, to be replaced
+        os.symlink("0" if entry == "symlink-in" else "../../y.zarr/c/1", chunk)
+
+    def state() -> dict[str, object]:  # (folder_state would read the FIFO, and wait)
+        return {
+            str(p): p.read_bytes() if p.is_file() else p.lstat().st_mode
+            for p in sorted(tmp_path.rglob("*"))
+        }
+
+    before = state()
+    out = "y.zarr"
+    done = run_cli("apply", "x.zarr", out, "--dask", cwd=tmp_path, timeout=60)
+    line = assert_cli_error(done, 2, "IN 'x.zarr' holds '")
+    assert f"x.zarr/c/1', a {kind}: only regular files and folders are read" in line, line
+    error = within(20, lambda: relu_zarr(tmp_path / "x.zarr", tmp_path / out))
+    assert isinstance(error, UnsupportedPathError), repr(error)
+    assert f"src {str(tmp_path / 'x.zarr')!r} holds {str(chunk)!r}, a {kind}" in str(error)
+    assert state() == before  # IN, and OUT where it existed, as they were
+
+
+def test_a_zarr_store_of_regular_files_is_still_processed(tmp_path):
+    """The check refuses nothing ordinary: a store of folders and chunk files, IN reached
+    through a symbolic link to the store itself, is processed."""
+    values = make_zarr_store(tmp_path / "x.zarr")
+    os.symlink("x.zarr", tmp_path / "lx.zarr")
+    done = run_cli("apply", "lx.zarr", "y.zarr", "--dask", cwd=tmp_path, timeout=300)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "", ""), done.stderr
+    import zarr
+
+    result = zarr.open_array(tmp_path / "y.zarr", mode="r")[...]
+    assert result.tolist() == np.maximum(values, 0).tolist()
 
 
 def test_legalize_never_replaces_its_model(tmp_path):

@@ -5,6 +5,7 @@ checked, and encoded. Needs the ``onnx`` package, imported when a ``.pb`` is rea
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from typing import Any, BinaryIO
 
 import numpy as np
@@ -18,6 +19,7 @@ __all__ = [
     "read_pb_tensor",
     "read_pb_bytes",
     "parse_pb_tensor",
+    "external_data_path",
     "encode_pb_tensor",
     "pb_size_refusal",
     "PROTOBUF_MESSAGE_LIMIT",
@@ -85,9 +87,16 @@ def read_pb_bytes(file: BinaryIO, label: str) -> bytes:
         ) from None
 
 
-def parse_pb_tensor(data: bytes, label: str, base_dir: str) -> tuple[np.ndarray, str | bytes]:
+def parse_pb_tensor(
+    data: bytes,
+    label: str,
+    base_dir: str,
+    check_external: Callable[[str], None] | None = None,
+) -> tuple[np.ndarray, str | bytes]:
     """The values (a new, writeable array) and the name of the serialized TensorProto
     ``data``; ``label`` names it in errors, ``base_dir`` is where its external data would be.
+    ``check_external`` is called with the external data file's path (for a tensor whose data
+    lies in one) before that file is read: it raises to refuse it.
 
     Raises
     ------
@@ -115,6 +124,10 @@ def parse_pb_tensor(data: bytes, label: str, base_dir: str) -> tuple[np.ndarray,
             f"{label}: the TensorProto's dims {list(tensor.dims)} include a negative extent"
         )
     _check_int32_data_range(onnx, tensor, label)
+    if check_external is not None and tensor.data_location == onnx.TensorProto.EXTERNAL:
+        external = external_data_path(tensor, base_dir)
+        if external is not None:
+            check_external(external)
     try:
         array = numpy_helper.to_array(tensor, base_dir=base_dir)
     except Exception as exc:  # noqa: BLE001 - ValueError, TypeError, KeyError, OSError from onnx
@@ -127,6 +140,15 @@ def parse_pb_tensor(data: bytes, label: str, base_dir: str) -> tuple[np.ndarray,
     if not array.flags.writeable:  # numpy_helper returns a view of the protobuf's bytes
         array = array.copy()
     return array, tensor.name
+
+
+def external_data_path(tensor: Any, base_dir: str) -> str | None:
+    """The path of the file holding ``tensor``'s external data (its ``location`` entry joined
+    to ``base_dir``, as onnx reads it), or None where it names none (onnx then refuses it)."""
+    for entry in tensor.external_data:
+        if entry.key == "location" and entry.value:
+            return os.path.join(base_dir, entry.value)
+    return None
 
 
 #: The largest tensor data a .pb file is written with: protobuf serializes no message of 2 GiB

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, BinaryIO
 
@@ -405,7 +405,9 @@ def _stream_plan(
                 if source.is_stdio
                 else os.path.dirname(absolute_path(source.path))
             )
-            tensor, tensor_name = parse_pb_tensor(data, source.label, base)
+            tensor, tensor_name = parse_pb_tensor(
+                data, source.label, base, _external_guard(source, destination)
+            )
             check_dtype(tensor.dtype, opset)
             pb = PbSource(source, tensor, tensor_name)
         output = Destination(destination, written)
@@ -417,6 +419,16 @@ def _stream_plan(
             assert loaded is not None
             job = MemoryJob(loaded, output, opset, pb.name if pb is not None else "")
         yield ApplyPlan(source, output, job)
+
+
+def _external_guard(source: Endpoint, destination: Endpoint) -> Callable[[str], None]:
+    """What refuses a ``.pb`` IN's external data file that OUT is (by any path), or holds:
+    replacing OUT would change IN's data (as :func:`~onnx_relu.io.identity.refuse_overlap`)."""
+
+    def check(path: str) -> None:
+        refuse_overlap(Endpoint.input(path, f"{source.what}'s external data"), destination)
+
+    return check
 
 
 def _sniffed(start: bytes, label: str) -> str:

@@ -13,7 +13,8 @@ it), and two different names can reach one object (a symbolic or hard link, a bi
   with the classification; a change is refused in one line
   (:class:`~onnx_relu.errors.UnsupportedPathError`) before a byte is read.
   :func:`require_unchanged` asks the same of a path another library opens later by name (a
-  Zarr store, read by zarr on the Dask workers).
+  Zarr store, read by zarr on the Dask workers), and :func:`refuse_special_entries` of every
+  entry in such a folder: only regular files and folders, no link, FIFO, device or socket.
 - :func:`refuse_overlap` refuses, before anything is opened, an OUT that is IN (the same
   file, pipe, FIFO, terminal or folder, by any path), that contains IN (replacing it would
   delete IN: ``apply g.zarr/x.zarr g.zarr --dask``) or that lies inside IN (writing it would
@@ -56,6 +57,7 @@ __all__ = [
     "open_classified",
     "open_classified_fd",
     "require_unchanged",
+    "refuse_special_entries",
     "refuse_overlap",
 ]
 
@@ -70,21 +72,19 @@ def same_object(a: os.stat_result | None, b: os.stat_result | None) -> bool:
     return a is not None and b is not None and (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
 
 
+#: A file type's test and the words that name it in messages (anything else is a socket).
+_KIND_WORDS = (
+    (stat.S_ISREG, "regular file"),
+    (stat.S_ISDIR, "folder"),
+    (stat.S_ISFIFO, "pipe or FIFO"),
+    (stat.S_ISCHR, "terminal or character device"),
+    (stat.S_ISBLK, "block device"),
+    (stat.S_ISLNK, "symbolic link"),
+)
+
+
 def _kind_word(found: os.stat_result) -> str:
-    mode = found.st_mode
-    if stat.S_ISREG(mode):
-        return "regular file"
-    if stat.S_ISDIR(mode):
-        return "folder"
-    if stat.S_ISFIFO(mode):
-        return "pipe or FIFO"
-    if stat.S_ISCHR(mode):
-        return "terminal or character device"
-    if stat.S_ISBLK(mode):
-        return "block device"
-    if stat.S_ISLNK(mode):
-        return "symbolic link"
-    return "socket"
+    return next((word for test, word in _KIND_WORDS if test(found.st_mode)), "socket")
 
 
 def identity_of(endpoint: Endpoint) -> os.stat_result | None:
@@ -199,21 +199,65 @@ def require_unchanged(endpoint: Endpoint) -> None:
     )
 
 
+def refuse_special_entries(endpoint: Endpoint) -> None:
+    """Refuse a folder ``endpoint`` (a Zarr store) holding, at any depth, anything but regular
+    files and folders: the files in it are opened by name later, by another library (zarr on
+    the Dask workers), where a FIFO would make a worker wait forever, a device would be read
+    as data, and a symbolic link could lead outside the folder (even into OUT).
+
+    Cheap: :func:`os.scandir` only, whose entries know their type without a ``stat`` on most
+    file systems (``lstat`` where they do not); links are not followed. Anything but a folder
+    (a missing path, a remote store's address) is left to the library that opens it.
+
+    Raises
+    ------
+    UnsupportedPathError
+        naming the entry and what it is, in one line.
+    """
+    if endpoint.is_stdio or endpoint.kind is not PathKind.DIRECTORY:
+        return
+    folders = [endpoint.path]
+    while folders:
+        try:
+            scanned = os.scandir(folders.pop())
+        except (FileNotFoundError, NotADirectoryError):
+            continue  # removed meanwhile: require_unchanged or the reader says so
+        with scanned:
+            for entry in scanned:
+                if entry.is_dir(follow_symlinks=False):
+                    folders.append(entry.path)
+                elif not entry.is_file(follow_symlinks=False):
+                    _refuse_entry(endpoint, entry)
+
+
+def _refuse_entry(endpoint: Endpoint, entry: os.DirEntry[str]) -> None:
+    try:
+        kind = _kind_word(entry.stat(follow_symlinks=False))
+    except FileNotFoundError:
+        return  # removed meanwhile
+    what = f"{endpoint.what} " if endpoint.what else ""
+    raise UnsupportedPathError(
+        f"{what}{endpoint.path!r} holds {entry.path!r}, a {kind}: only regular files and folders"
+        " are read from a store (a FIFO would never end, a link may lead outside it); replace"
+        " it with the file itself"
+    )
+
+
 # --- IN and OUT: one object, or one inside the other ---------------------------------------------
 
 
-def _folders_above(path: str) -> list[tuple[str, os.stat_result]]:
-    """Each folder above ``path`` resolved (links followed), up to the root, with its ``stat``;
-    folders that cannot be stat-ed are left out."""
-    folders: list[tuple[str, os.stat_result]] = []
+def _folder_above(path: str, target: os.stat_result) -> str | None:
+    """The folder above ``path`` (resolved: links followed) that is ``target``'s object, or
+    None; folders that cannot be stat-ed are passed over."""
     current = os.path.realpath(path)
     while True:
         parent = os.path.dirname(current)
         if parent == current:
-            return folders
+            return None
         current = parent
         try:
-            folders.append((current, os.stat(current)))
+            if same_object(os.stat(current), target):
+                return current
         except OSError:
             pass
 
@@ -275,18 +319,26 @@ def refuse_overlap(source: Endpoint, destination: Endpoint, *, hint: str = "") -
             f"{out} is {ins} itself (the same {_kind_word(dst)}{via}): {effect}; name another"
             f" {destination.what}{hint}"
         )
+    outside = f"choose another {destination.what} outside it"
     if not source.is_stdio and dst is not None and stat.S_ISDIR(dst.st_mode):
-        for folder, found in _folders_above(source.path):
-            if same_object(found, dst):
-                raise FileArgumentError(
-                    f"{out} holds {ins} (as {folder!r}): replacing {destination.what} would"
-                    f" delete {source.what}; choose another {destination.what} outside it"
-                )
+        _refuse_inside(
+            source.path,
+            dst,
+            f"{out} holds {ins} (as",
+            f"replacing {destination.what} would delete {source.what}; {outside}",
+        )
     if not destination.is_stdio and src is not None and stat.S_ISDIR(src.st_mode):
         # Written through a link (see io.atomic), and its temporary made in its folder.
-        for folder, found in _folders_above(destination.path):
-            if same_object(found, src):
-                raise FileArgumentError(
-                    f"{out} is inside {ins} (in {folder!r}): writing {destination.what} would"
-                    f" change {source.what}; choose another {destination.what} outside it"
-                )
+        _refuse_inside(
+            destination.path,
+            src,
+            f"{out} is inside {ins} (in",
+            f"writing {destination.what} would change {source.what}; {outside}",
+        )
+
+
+def _refuse_inside(path: str, holder: os.stat_result, head: str, tail: str) -> None:
+    """Refuse ``path`` if a folder above it is ``holder``: ``head`` that folder): ``tail``."""
+    folder = _folder_above(path, holder)
+    if folder is not None:
+        raise FileArgumentError(f"{head} {folder!r}): {tail}")

@@ -55,7 +55,7 @@ from ..._log import dask_logs_kept_out, logger
 from ..._paths import absolute_path
 from ...errors import InvalidTensorFileError
 from ...io.endpoint import Destination, Endpoint
-from ...io.identity import refuse_overlap, require_unchanged
+from ...io.identity import refuse_overlap, refuse_special_entries, require_unchanged
 from ..progress import Progress
 from .zarr_output import atomic_directory, is_zarr_store
 
@@ -365,6 +365,9 @@ def relu_zarr(
     FileArgumentError
         if ``dst`` is ``src`` (by any path: a link, a mount), a folder holding it (the Zarr
         group it is in) or a path inside it; before anything is written.
+    UnsupportedPathError
+        if ``src`` holds anything but regular files and folders (a symbolic link, a FIFO, a
+        device, a socket), naming it; before any cluster work.
     ChunkError
         (an :class:`~onnx_relu.errors.InvalidTensorFileError`) if a block of ``src`` cannot be
         read; it names the block, its elements and ``src``.
@@ -382,7 +385,9 @@ def relu_zarr(
         dst_path = dst.path
     else:
         dst_path = os.fspath(dst)
-        refuse_overlap(Endpoint.input(src, "src"), Endpoint.output(dst, "dst"))
+        source_end = Endpoint.input(src, "src")
+        refuse_overlap(source_end, Endpoint.output(dst, "dst"))
+        refuse_special_entries(source_end)  # what the workers open by name: files and folders
     delayed, distributed, zarr = _import_dask()
 
     from ._zarr_store import FixedRootStore
@@ -463,8 +468,10 @@ class ZarrJob:
 
     def run(self, progress: Progress | None = None) -> None:
         """Do the job; ``progress(done_bytes, total_bytes)`` is called as chunks are written.
-        IN (read by zarr, by path) must still be the store classified."""
+        IN (read by zarr, by path) must still be the store classified, holding only regular
+        files and folders."""
         require_unchanged(self.source)
+        refuse_special_entries(self.source)  # and every file in it, opened by the workers
         relu_zarr(
             self.source.path,
             self.destination,
