@@ -428,31 +428,9 @@ def light_model(model: onnx.ModelProto) -> onnx.ModelProto:
     if not large:
         return model
     light = onnx.ModelProto()
-    for field, value in model.ListFields():
-        if field.name == "graph":
-            continue
-        if field.type == field.TYPE_MESSAGE:
-            if _repeated(field):
-                getattr(light, field.name).extend(value)
-            else:
-                getattr(light, field.name).CopyFrom(value)
-        elif _repeated(field):
-            getattr(light, field.name).extend(value)
-        else:
-            setattr(light, field.name, value)
+    _copy_fields(model, light, skip="graph")
     graph = light.graph
-    for field, value in model.graph.ListFields():
-        if field.name == "initializer":
-            continue
-        if field.type == field.TYPE_MESSAGE:
-            if _repeated(field):
-                getattr(graph, field.name).extend(value)
-            else:
-                getattr(graph, field.name).CopyFrom(value)
-        elif _repeated(field):
-            getattr(graph, field.name).extend(value)
-        else:
-            setattr(graph, field.name, value)
+    _copy_fields(model.graph, graph, skip="initializer")
     large_set = set(large)
     for i, tensor in enumerate(model.graph.initializer):
         if i not in large_set:
@@ -470,6 +448,19 @@ def light_model(model: onnx.ModelProto) -> onnx.ModelProto:
 
 def _repeated(field: Any) -> bool:
     return bool(field.is_repeated if hasattr(field, "is_repeated") else field.label == 3)
+
+
+def _copy_fields(source: Any, target: Any, *, skip: str) -> None:
+    """Copy every set field of the message ``source`` but ``skip`` into ``target``."""
+    for field, value in source.ListFields():
+        if field.name == skip:
+            continue
+        if _repeated(field):
+            getattr(target, field.name).extend(value)
+        elif field.type == field.TYPE_MESSAGE:
+            getattr(target, field.name).CopyFrom(value)
+        else:
+            setattr(target, field.name, value)
 
 
 def spliced_model_bytes(changed: onnx.ModelProto, original: Any, light: LightModel) -> bytes:
