@@ -121,3 +121,27 @@ def test_run_exact_needs_the_onnxruntime_engine(tmp_path):
     done = run_cli("run", "m.onnx", "-i", "x.npy", "-o", "out", "--exact", cwd=tmp_path)
     assert_cli_error(done, 2, "--exact needs --engine onnxruntime")
     assert sorted(os.listdir(tmp_path)) == ["m.onnx"]
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device", "broken-link"])
+def test_a_folder_holding_a_special_file_named_like_a_tensor_is_refused_and_nothing_written(
+    tmp_path, kind
+):
+    batch = tmp_path / "batch"
+    batch.mkdir()
+    write_tensor(batch / "a.npy", X)
+    special = batch / "b.npy"
+    if kind == "fifo":
+        os.mkfifo(special)
+    elif kind == "device":
+        try:
+            os.mknod(special, 0o600 | 0o020000, os.makedev(1, 3))  # a character device
+        except PermissionError:
+            pytest.skip("mknod needs root here")
+    else:
+        special.symlink_to(batch / "gone.npy")
+    done = run_cli("apply", "batch", "out", cwd=tmp_path, timeout=60)
+    line = assert_cli_error(done, 2, "'b.npy'")
+    assert "not regular files" in line and len(done.stderr.splitlines()) == 1
+    assert not (tmp_path / "out").exists()  # nothing written, not even the regular file
+    assert read_tensor(batch / "a.npy").tobytes() == X.tobytes()

@@ -74,6 +74,21 @@ def plan_pairs(args: argparse.Namespace) -> tuple[list[tuple[str, str]], str, in
         files = [n for n in names if os.path.isfile(os.path.join(folder, n))]
         tensors = [n for n in files if _tensor_name(n)]
         skipped = len(files) - len(tensors)
+        # A FIFO, device or socket named like a tensor file is not read (it may never end),
+        # and is named, never passed over in silence.
+        special = [
+            n
+            for n in names
+            if _tensor_name(n) and n not in files and not os.path.isdir(os.path.join(folder, n))
+        ]
+        if special:
+            names_text = ", ".join(repr(n) for n in special[:3])
+            more = f" and {len(special) - 3} more" if len(special) > 3 else ""
+            raise UsageError(
+                f"IN folder {folder!r} holds {names_text}{more}, named like tensor files but"
+                " not regular files (a FIFO, device, socket or broken link): move them out, or"
+                " name the tensor files to process; nothing was written"
+            )
         if not tensors:
             raise UsageError(
                 f"IN folder {folder!r} holds no tensor file (*.npy, *.pb) directly in it"
