@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -273,9 +273,9 @@ def legalize_with_report(
     typed, findings = _judged(model)
     if external_data == "read" and isinstance(model, (str, os.PathLike)):
         typed = _with_external_data(typed, os.fspath(model))
-    source, opset, sites = typed.model, typed.opset, typed.sites
+    source, opset = typed.model, typed.opset
+    result = onnx.ModelProto()
     if opset is None:  # no Relu node
-        result = onnx.ModelProto()
         result.CopyFrom(source)
         return Legalization(_stamped(result, ir_version), 0, ())
     if findings:
@@ -283,68 +283,94 @@ def legalize_with_report(
             "legalize needs valid Relu nodes with known types; check_model found:\n"
             + "\n".join(f"  {finding}" for finding in findings)
         )
+    rewrites = _chosen_rewrites(typed.sites, opset, source.ir_version, exact)
+    result.CopyFrom(source)
+    _rewrite_nodes(result, rewrites, opset)
+    rewritten = tuple(
+        Rewritten(_site_label(site), site.input_type or "", choice) for site, choice in rewrites
+    )
+    return Legalization(_stamped(result, ir_version), len(typed.sites), rewritten)
 
+
+def _site_label(site: ReluSite) -> str:
+    """The Relu node's label, and the graph holding it where that is not the main graph."""
+    where = node_label("Relu", site.node.name, site.index)
+    return where + (f" in {site.graph_label}" if site.graph_label else "")
+
+
+def _chosen_rewrites(
+    sites: Sequence[ReluSite], opset: int, ir_version: int, exact: bool
+) -> list[tuple[ReluSite, str]]:
+    """The Relu sites to rewrite, in graph order, each with the rewrite chosen for it (a
+    function body's node once, however many calls it has); LegalizationError where a site has
+    no rewrite, or the calls of one function body need different ones."""
     rewrites: list[tuple[ReluSite, str]] = []
-    judged = 0
-    chosen: dict[
-        tuple[Any, ...], tuple[str, str]
-    ] = {}  # a function's Relu: the rewrite of each call type
+    # A function's Relu, by (function, path, index): the rewrite of its first call and the type.
+    chosen: dict[tuple[Any, ...], tuple[str, str]] = {}
     for site in sites:
         assert site.input_type is not None  # check_model found no type-unknown site
         site_opset = site.opset or opset
-        choice, tried = _choose_rewrite(site.input_type, site_opset, source.ir_version, exact)
-        judged += 1
+        choice, tried = _choose_rewrite(site.input_type, site_opset, ir_version, exact)
         if choice is None:
-            description = node_label("Relu", site.node.name, site.index)
-            native = tried[0]
-            problem = (
-                "onnxruntime runs it, but not with onnx-relu's values (exact=True)"
-                if native.runs
-                else "onnxruntime cannot run it"
-            )
-            raise LegalizationError(
-                f"{description} on {site.input_type} at opset {site_opset}: {problem}, and no"
-                " rewrite runs there with exact results. Tried:\n"
-                + "\n".join(f"  {t.rewrite}: {t.error or '; '.join(t.differences)}" for t in tried)
-                + _conversion_advice(site_opset, exact)
-            )
+            raise _no_rewrite_error(site, site_opset, tried, exact)
         if site.function is not None:
             # One body serves every call: it can be rewritten only if every call's type needs
             # the same nodes; a later call of the function adds nothing to the rewrites.
             where = (site.function, site.path, site.index)
             if where in chosen:
-                earlier_choice, earlier_type = chosen[where]
-                if earlier_type != site.input_type and (earlier_choice, choice) != ("Relu", "Relu"):
-                    raise LegalizationError(
-                        f"{node_label('Relu', site.node.name, site.index)} in {site.graph_label}"
-                        f" is called with {earlier_type} and {site.input_type}, which need"
-                        " different rewrites in the one function body; inline the function"
-                        " first (onnx.inliner.inline_local_functions(model)) so that each call"
-                        " is rewritten for its own type"
-                    )
+                _check_same_rewrite(site, chosen[where], choice)
                 continue
             chosen[where] = (choice, site.input_type)
         if choice != "Relu":
             rewrites.append((site, choice))
+    return rewrites
 
-    rewritten = tuple(
-        Rewritten(
-            f"{node_label('Relu', site.node.name, site.index)}"
-            + (f" in {site.graph_label}" if site.graph_label else ""),
-            site.input_type or "",
-            choice,
-        )
-        for site, choice in rewrites
+
+def _no_rewrite_error(
+    site: ReluSite, opset: int, tried: list[ProbeResult], exact: bool
+) -> LegalizationError:
+    """The error for a Relu site that neither runs as it is nor has a rewrite that runs."""
+    description = node_label("Relu", site.node.name, site.index)
+    problem = (
+        "onnxruntime runs it, but not with onnx-relu's values (exact=True)"
+        if tried[0].runs
+        else "onnxruntime cannot run it"
     )
-    result = onnx.ModelProto()
-    result.CopyFrom(source)
+    return LegalizationError(
+        f"{description} on {site.input_type} at opset {opset}: {problem}, and no"
+        " rewrite runs there with exact results. Tried:\n"
+        + "\n".join(f"  {t.rewrite}: {t.error or '; '.join(t.differences)}" for t in tried)
+        + _conversion_advice(opset, exact)
+    )
+
+
+def _check_same_rewrite(site: ReluSite, earlier: tuple[str, str], choice: str) -> None:
+    """LegalizationError where a later call of a function body needs another rewrite of its
+    Relu than the ``earlier`` (rewrite, type) of a call before it."""
+    earlier_choice, earlier_type = earlier
+    if earlier_type != site.input_type and (earlier_choice, choice) != ("Relu", "Relu"):
+        raise LegalizationError(
+            f"{node_label('Relu', site.node.name, site.index)} in {site.graph_label}"
+            f" is called with {earlier_type} and {site.input_type}, which need"
+            " different rewrites in the one function body; inline the function"
+            " first (onnx.inliner.inline_local_functions(model)) so that each call"
+            " is rewritten for its own type"
+        )
+
+
+def _rewrite_nodes(
+    result: onnx.ModelProto, rewrites: list[tuple[ReluSite, str]], opset: int
+) -> None:
+    """Replace each chosen Relu node of ``result`` (legalize's own copy) by its rewrite's
+    nodes, with helper names fresh in the whole model."""
     taken = set(_all_names(result.graph))
     for function in result.functions:
         taken.update(function.input, function.output, _all_names(function))
     pool = _NamePool(taken)
     # Deepest graphs first, and from the end of each node list, so that the paths and indices
     # of the sites not yet rewritten stay valid (each function body and the main graph apart).
-    rewrites.sort(
+    in_place_order = sorted(
+        rewrites,
         key=lambda item: (
             -1 if item[0].function is None else item[0].function,
             len(item[0].path),
@@ -353,7 +379,7 @@ def legalize_with_report(
         ),
         reverse=True,
     )
-    for site, choice in rewrites:
+    for site, choice in in_place_order:
         root = result.graph if site.function is None else result.functions[site.function]
         graph = graph_at(root, site.path)
         node = graph.node[site.index]
@@ -373,7 +399,6 @@ def legalize_with_report(
         nodes[site.index : site.index + 1] = new_nodes
         del graph.node[:]
         graph.node.extend(nodes)
-    return Legalization(_stamped(result, ir_version), judged, rewritten)
 
 
 def _with_external_data(typed: Any, path: str) -> Any:
@@ -434,9 +459,7 @@ def stock_refusals(typed: Any) -> list[str]:
         opset = site.opset or typed.opset
         if site.input_type is None or probe_onnxruntime(site.input_type, opset).runs:
             continue
-        where = node_label("Relu", site.node.name, site.index)
-        where += f" in {site.graph_label}" if site.graph_label else ""
-        refused.append(f"{where}: {site.input_type} at opset {opset}")
+        refused.append(f"{_site_label(site)}: {site.input_type} at opset {opset}")
     return refused
 
 
