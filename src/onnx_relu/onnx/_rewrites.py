@@ -1,6 +1,7 @@
 """The rewrites ``legalize`` may replace a Relu node with (``cast-int32``, ``max-zero``,
-``select``: what each does and why it is exact is in :mod:`onnx_relu.onnx.legalization`), by
-name in :data:`REWRITES`. Whether onnxruntime runs one, and exactly, is :mod:`.probe`'s business.
+``select``: what each does and why it gives onnx-relu's values bit for bit is in
+:mod:`onnx_relu.onnx.legalization`), by name in :data:`REWRITES`. Whether onnxruntime runs one,
+and with those values, is :mod:`.probe`'s business.
 """
 
 from __future__ import annotations
@@ -156,7 +157,7 @@ def _select(site: _Site) -> list[onnx.NodeProto]:
 #: Rewrites by name, in the order they are tried. "Relu" is the node left as it is.
 REWRITES: dict[str, Rewrite] = {
     "Relu": Rewrite(lambda relu_type, opset: True, _native_relu),
-    # Only where widening is exact: an integer narrower than the wide one.
+    # Only where widening keeps every value: an integer narrower than the wide one.
     "cast-int32": Rewrite(
         lambda relu_type, opset: not relu_type.is_float and relu_type.bits < _WIDE_INTEGER.bits,
         _cast_int32,

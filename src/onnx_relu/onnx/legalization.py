@@ -1,22 +1,24 @@
-"""``legalize``: rewrite the Relu nodes onnxruntime cannot run into subgraphs it can, exactly.
+"""``legalize``: rewrite the Relu nodes onnxruntime cannot run into subgraphs it can, with
+onnx-relu's values bit for bit.
 
 onnxruntime's CPU provider has no Relu kernel for some types (1.32: bfloat16, int16, int64 at
 every opset but 18; no Relu-1 at all). Which ones is not taken from a list: the installed
 onnxruntime is *probed* with a one-node model per (type, opset), once per process. Each Relu node
-it cannot run is replaced by the first rewrite that the probe shows to run and to give exactly
+it cannot run is replaced by the first rewrite that the probe shows to run and to give
 onnx-relu's values (bit for bit, on a vector of edge cases: signed zeros, subnormals, infinities,
 quiet and signalling NaNs with payloads, integer extremes):
 
 ``cast-int32``
-    int8/int16: ``Cast(int32) -> Relu -> Cast(back)`` (exact: every value fits).
+    int8/int16: ``Cast(int32) -> Relu -> Cast(back)`` (every value fits, so nothing changes).
 ``max-zero``
-    integers: ``Max(X, 0)`` with a typed zero constant (exact for integers).
+    integers: ``Max(X, 0)`` with a typed zero constant (Relu's values, for integers).
 ``select``
-    float types, opset >= 13: compare (in float for 16-bit types, whose conversion to float is
-    exact), then pick X itself or a +0 tensor element by element with ``GatherElements``: the
-    kept elements are X's own bits, so NaN payloads, signalling bits and -0 -> +0 come out as
-    onnx-relu's. (``Cast(float) -> Relu -> Cast(bfloat16)`` would not be exact: onnxruntime's
-    float -> bfloat16 cast turns every NaN into the canonical quiet NaN, and its Relu keeps -0.)
+    float types, opset >= 13: compare (in float for 16-bit types, whose conversion to float
+    keeps every value), then pick X itself or a +0 tensor element by element with
+    ``GatherElements``: the kept elements are X's own bits, so NaN payloads, signalling bits and
+    -0 -> +0 come out as onnx-relu's. (``Cast(float) -> Relu -> Cast(bfloat16)`` would not give
+    them: onnxruntime's float -> bfloat16 cast turns every NaN into the canonical quiet NaN, and
+    its Relu keeps -0.)
 
 Nodes onnxruntime runs natively are left alone unless ``exact=True``: onnxruntime's own float
 Relu returns -0.0 for -0.0 and quiets float16 signalling NaNs (see the README).
@@ -199,7 +201,7 @@ def legalize(
     exact : bool
         False (default): rewrite only the Relu nodes onnxruntime cannot run. True: also rewrite
         those it runs with other values than onnx-relu's (its float Relus keep -0.0; float16
-        quiets signalling NaNs), so that every Relu of the result is exact.
+        quiets signalling NaNs), so that every Relu of the result gives onnx-relu's values.
     ir_version : int, optional
         The IR version to stamp the result with, for an older onnxruntime (1.17 reads IR
         versions up to 9; a model's opsets must be ones it knows too, see ``onnx-relu legalize
@@ -228,9 +230,10 @@ def legalize(
         if ``check_model`` finds a problem with a Relu node (a type its version does not allow,
         a type that cannot be inferred, a bad attribute): legalize does not guess.
     onnx_relu.errors.LegalizationError
-        if a Relu node can neither run nor be rewritten exactly, e.g. any Relu at opsets 1-5:
-        onnxruntime implements no Relu-1, or with ``exact=True`` a float Relu below opset 13,
-        where the exact ``select`` rewrite needs opset 13 (convert the model first, e.g. with
+        if a Relu node can neither run nor be rewritten with onnx-relu's values, e.g. any Relu
+        at opsets 1-5: onnxruntime implements no Relu-1, or with ``exact=True`` a float Relu
+        below opset 13, where ``select``, the rewrite that gives a float Relu onnx-relu's
+        values, needs opset 13 (convert the model first, e.g. with
         ``onnx.version_converter.convert_version(model, 13)``; ``onnx-relu legalize
         --convert-opset 13`` does it).
     """
@@ -338,7 +341,7 @@ def _no_rewrite_error(
     )
     return LegalizationError(
         f"{description} on {site.input_type} at opset {opset}: {problem}, and no"
-        " rewrite runs there with exact results. Tried:\n"
+        " rewrite runs there with onnx-relu's values. Tried:\n"
         + "\n".join(f"  {t.rewrite}: {t.error or '; '.join(t.differences)}" for t in tried)
         + _conversion_advice(opset, exact)
     )
@@ -470,7 +473,7 @@ def _conversion_advice(opset: int, exact: bool) -> str:
     why = (
         "onnxruntime implements no Relu-1 (opsets 1-5)"
         if opset < 6
-        else "the exact rewrite of a float Relu (select) needs opset 13"
+        else "select, the rewrite that gives a float Relu onnx-relu's values, needs opset 13"
     )
     return (
         f"; {why}: convert the model to opset 13 first, on the command line with"
