@@ -254,3 +254,45 @@ def test_legalize_keeps_the_graphs_structure_as_it_is_and_rewrites_only_relu_nod
     assert [o for n in result.graph.node for o in n.output if o in relu_outputs] == relu_outputs
     with pytest.raises(onnx.checker.ValidationError):
         onnx.checker.check_model(result, full_check=True)
+
+
+@pytest.mark.parametrize(
+    ("onnx_type", "opsets_and_rewrites"),
+    [
+        ("tensor(int8)", {14: ["cast-int32", "max-zero"]}),
+        ("tensor(int16)", {14: ["cast-int32", "max-zero"]}),
+        ("tensor(int32)", {14: ["max-zero"]}),
+        ("tensor(int64)", {14: ["max-zero"]}),
+        ("tensor(float)", {6: [], 12: [], 13: ["select"]}),
+        ("tensor(float16)", {6: [], 13: ["select"], 21: ["select"]}),
+        ("tensor(bfloat16)", {13: ["select"], 14: ["select"]}),
+        ("tensor(double)", {12: [], 13: ["select"]}),
+    ],
+)
+def test_rewrites_for_names_the_rewrites_each_type_and_opset_allows(onnx_type, opsets_and_rewrites):
+    """Which rewrites apply is read from the type's record (integer or float, and its width), not
+    from a list of names: int8/int16 widen to int32, integers take Max, floats from opset 13
+    take select."""
+    from onnx_relu.onnx.legalization import rewrites_for
+
+    for opset, expected in opsets_and_rewrites.items():
+        assert rewrites_for(onnx_type, opset) == expected, opset
+
+
+def test_cast_int32_makes_three_nodes_named_after_the_relu():
+    """The rewrite's nodes, names and helper values, as legalize writes them (a change here
+    changes every legalized model)."""
+    from onnx_relu.onnx.legalization import REWRITES
+
+    names = iter(range(10))
+    nodes = REWRITES["cast-int32"](
+        "x", "y", "tensor(int16)", 14, "", lambda role: f"relu/{role}_{next(names)}", "relu"
+    )
+    assert nodes is not None
+    assert [(n.op_type, list(n.input), list(n.output), n.name) for n in nodes] == [
+        ("Cast", ["x"], ["relu/to_int32_0"], "relu/to_int32_0"),
+        ("Relu", ["relu/to_int32_0"], ["relu/relu_int32_1"], "relu/relu_int32_1"),
+        ("Cast", ["relu/relu_int32_1"], ["y"], "relu"),
+    ]
+    assert [a.i for n in nodes for a in n.attribute] == [TensorProto.INT32, TensorProto.INT16]
+    assert REWRITES["cast-int32"]("x", "y", "tensor(int32)", 14, "", str, "relu") is None

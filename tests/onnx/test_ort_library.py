@@ -219,6 +219,26 @@ def test_loaded_by_hand_the_library_runs_every_type_from_opset_14(onnx_type):
     assert_exact(y, x, f"{onnx_type} by hand")
 
 
+def test_loaded_by_hand_the_library_cannot_run_bfloat16_at_opset_13_and_ort_session_can():
+    """The documented limit (docs/onnx-integration.md): onnxruntime keeps one schema per custom op
+    name, so the library's standard Relu starts at 14 and a bfloat16 Relu-13 finds no kernel;
+    ort_session points the node at the library's own domain. Fails, to be revisited, the day
+    onnxruntime runs it."""
+    model = at_lowest_ir_version(relu_model("tensor(bfloat16)", 13, shape=("n",)))
+    options = quiet_options()
+    options.register_custom_ops_library(onnx_relu.ort_library_path())
+    with pytest.raises(
+        onnxruntime.capi.onnxruntime_pybind11_state.NotImplemented,
+        match=re.escape("Could not find an implementation for Relu(13)"),
+    ):
+        onnxruntime.InferenceSession(
+            model.SerializeToString(), options, providers=["CPUExecutionProvider"]
+        )
+    x = sample_values("tensor(bfloat16)", 999)
+    (y,) = run_session(session_for(model), {"x": x})
+    assert_exact(y, x, "bfloat16 at opset 13 through ort_session")
+
+
 def _relu_domains(model: onnx.ModelProto, exact: bool, folder) -> list[str]:
     """The domain of each Relu in the graph onnxruntime runs for ``ort_session(model, exact=)``
     (its optimized model, written by onnxruntime itself): "" is onnxruntime's own kernel,

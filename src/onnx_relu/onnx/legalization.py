@@ -1,22 +1,24 @@
-"""``legalize``: rewrite the Relu nodes onnxruntime cannot run into subgraphs it can, exactly.
+"""``legalize``: rewrite the Relu nodes onnxruntime cannot run into subgraphs it can, with
+onnx-relu's values bit for bit.
 
 onnxruntime's CPU provider has no Relu kernel for some types (1.32: bfloat16, int16, int64 at
 every opset but 18; no Relu-1 at all). Which ones is not taken from a list: the installed
 onnxruntime is *probed* with a one-node model per (type, opset), once per process. Each Relu node
-it cannot run is replaced by the first rewrite that the probe shows to run and to give exactly
+it cannot run is replaced by the first rewrite that the probe shows to run and to give
 onnx-relu's values (bit for bit, on a vector of edge cases: signed zeros, subnormals, infinities,
 quiet and signalling NaNs with payloads, integer extremes):
 
 ``cast-int32``
-    int8/int16: ``Cast(int32) -> Relu -> Cast(back)`` (exact: every value fits).
+    int8/int16: ``Cast(int32) -> Relu -> Cast(back)`` (every value fits, so nothing changes).
 ``max-zero``
-    integers: ``Max(X, 0)`` with a typed zero constant (exact for integers).
+    integers: ``Max(X, 0)`` with a typed zero constant (Relu's values, for integers).
 ``select``
-    float types, opset >= 13: compare (in float for 16-bit types, whose conversion to float is
-    exact), then pick X itself or a +0 tensor element by element with ``GatherElements``: the
-    kept elements are X's own bits, so NaN payloads, signalling bits and -0 -> +0 come out as
-    onnx-relu's. (``Cast(float) -> Relu -> Cast(bfloat16)`` would not be exact: onnxruntime's
-    float -> bfloat16 cast turns every NaN into the canonical quiet NaN, and its Relu keeps -0.)
+    float types, opset >= 13: compare (in float for 16-bit types, whose conversion to float
+    keeps every value), then pick X itself or a +0 tensor element by element with
+    ``GatherElements``: the kept elements are X's own bits, so NaN payloads, signalling bits and
+    -0 -> +0 come out as onnx-relu's. (``Cast(float) -> Relu -> Cast(bfloat16)`` would not give
+    them: onnxruntime's float -> bfloat16 cast turns every NaN into the canonical quiet NaN, and
+    its Relu keeps -0.)
 
 Nodes onnxruntime runs natively are left alone unless ``exact=True``: onnxruntime's own float
 Relu returns -0.0 for -0.0 and quiets float16 signalling NaNs (see the README).
@@ -41,7 +43,7 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -199,7 +201,7 @@ def legalize(
     exact : bool
         False (default): rewrite only the Relu nodes onnxruntime cannot run. True: also rewrite
         those it runs with other values than onnx-relu's (its float Relus keep -0.0; float16
-        quiets signalling NaNs), so that every Relu of the result is exact.
+        quiets signalling NaNs), so that every Relu of the result gives onnx-relu's values.
     ir_version : int, optional
         The IR version to stamp the result with, for an older onnxruntime (1.17 reads IR
         versions up to 9; a model's opsets must be ones it knows too, see ``onnx-relu legalize
@@ -228,9 +230,10 @@ def legalize(
         if ``check_model`` finds a problem with a Relu node (a type its version does not allow,
         a type that cannot be inferred, a bad attribute): legalize does not guess.
     onnx_relu.errors.LegalizationError
-        if a Relu node can neither run nor be rewritten exactly, e.g. any Relu at opsets 1-5:
-        onnxruntime implements no Relu-1, or with ``exact=True`` a float Relu below opset 13,
-        where the exact ``select`` rewrite needs opset 13 (convert the model first, e.g. with
+        if a Relu node can neither run nor be rewritten with onnx-relu's values, e.g. any Relu
+        at opsets 1-5: onnxruntime implements no Relu-1, or with ``exact=True`` a float Relu
+        below opset 13, where ``select``, the rewrite that gives a float Relu onnx-relu's
+        values, needs opset 13 (convert the model first, e.g. with
         ``onnx.version_converter.convert_version(model, 13)``; ``onnx-relu legalize
         --convert-opset 13`` does it).
     """
@@ -273,9 +276,9 @@ def legalize_with_report(
     typed, findings = _judged(model)
     if external_data == "read" and isinstance(model, (str, os.PathLike)):
         typed = _with_external_data(typed, os.fspath(model))
-    source, opset, sites = typed.model, typed.opset, typed.sites
+    source, opset = typed.model, typed.opset
+    result = onnx.ModelProto()
     if opset is None:  # no Relu node
-        result = onnx.ModelProto()
         result.CopyFrom(source)
         return Legalization(_stamped(result, ir_version), 0, ())
     if findings:
@@ -283,68 +286,94 @@ def legalize_with_report(
             "legalize needs valid Relu nodes with known types; check_model found:\n"
             + "\n".join(f"  {finding}" for finding in findings)
         )
+    rewrites = _chosen_rewrites(typed.sites, opset, source.ir_version, exact)
+    result.CopyFrom(source)
+    _rewrite_nodes(result, rewrites, opset)
+    rewritten = tuple(
+        Rewritten(_site_label(site), site.input_type or "", choice) for site, choice in rewrites
+    )
+    return Legalization(_stamped(result, ir_version), len(typed.sites), rewritten)
 
+
+def _site_label(site: ReluSite) -> str:
+    """The Relu node's label, and the graph holding it where that is not the main graph."""
+    where = node_label("Relu", site.node.name, site.index)
+    return where + (f" in {site.graph_label}" if site.graph_label else "")
+
+
+def _chosen_rewrites(
+    sites: Sequence[ReluSite], opset: int, ir_version: int, exact: bool
+) -> list[tuple[ReluSite, str]]:
+    """The Relu sites to rewrite, in graph order, each with the rewrite chosen for it (a
+    function body's node once, however many calls it has); LegalizationError where a site has
+    no rewrite, or the calls of one function body need different ones."""
     rewrites: list[tuple[ReluSite, str]] = []
-    judged = 0
-    chosen: dict[
-        tuple[Any, ...], tuple[str, str]
-    ] = {}  # a function's Relu: the rewrite of each call type
+    # A function's Relu, by (function, path, index): the rewrite of its first call and the type.
+    chosen: dict[tuple[Any, ...], tuple[str, str]] = {}
     for site in sites:
         assert site.input_type is not None  # check_model found no type-unknown site
         site_opset = site.opset or opset
-        choice, tried = _choose_rewrite(site.input_type, site_opset, source.ir_version, exact)
-        judged += 1
+        choice, tried = _choose_rewrite(site.input_type, site_opset, ir_version, exact)
         if choice is None:
-            description = node_label("Relu", site.node.name, site.index)
-            native = tried[0]
-            problem = (
-                "onnxruntime runs it, but not with onnx-relu's values (exact=True)"
-                if native.runs
-                else "onnxruntime cannot run it"
-            )
-            raise LegalizationError(
-                f"{description} on {site.input_type} at opset {site_opset}: {problem}, and no"
-                " rewrite runs there with exact results. Tried:\n"
-                + "\n".join(f"  {t.rewrite}: {t.error or '; '.join(t.differences)}" for t in tried)
-                + _conversion_advice(site_opset, exact)
-            )
+            raise _no_rewrite_error(site, site_opset, tried, exact)
         if site.function is not None:
             # One body serves every call: it can be rewritten only if every call's type needs
             # the same nodes; a later call of the function adds nothing to the rewrites.
             where = (site.function, site.path, site.index)
             if where in chosen:
-                earlier_choice, earlier_type = chosen[where]
-                if earlier_type != site.input_type and (earlier_choice, choice) != ("Relu", "Relu"):
-                    raise LegalizationError(
-                        f"{node_label('Relu', site.node.name, site.index)} in {site.graph_label}"
-                        f" is called with {earlier_type} and {site.input_type}, which need"
-                        " different rewrites in the one function body; inline the function"
-                        " first (onnx.inliner.inline_local_functions(model)) so that each call"
-                        " is rewritten for its own type"
-                    )
+                _check_same_rewrite(site, chosen[where], choice)
                 continue
             chosen[where] = (choice, site.input_type)
         if choice != "Relu":
             rewrites.append((site, choice))
+    return rewrites
 
-    rewritten = tuple(
-        Rewritten(
-            f"{node_label('Relu', site.node.name, site.index)}"
-            + (f" in {site.graph_label}" if site.graph_label else ""),
-            site.input_type or "",
-            choice,
-        )
-        for site, choice in rewrites
+
+def _no_rewrite_error(
+    site: ReluSite, opset: int, tried: list[ProbeResult], exact: bool
+) -> LegalizationError:
+    """The error for a Relu site that neither runs as it is nor has a rewrite that runs."""
+    description = node_label("Relu", site.node.name, site.index)
+    problem = (
+        "onnxruntime runs it, but not with onnx-relu's values (exact=True)"
+        if tried[0].runs
+        else "onnxruntime cannot run it"
     )
-    result = onnx.ModelProto()
-    result.CopyFrom(source)
+    return LegalizationError(
+        f"{description} on {site.input_type} at opset {opset}: {problem}, and no"
+        " rewrite runs there with onnx-relu's values. Tried:\n"
+        + "\n".join(f"  {t.rewrite}: {t.error or '; '.join(t.differences)}" for t in tried)
+        + _conversion_advice(opset, exact)
+    )
+
+
+def _check_same_rewrite(site: ReluSite, earlier: tuple[str, str], choice: str) -> None:
+    """LegalizationError where a later call of a function body needs another rewrite of its
+    Relu than the ``earlier`` (rewrite, type) of a call before it."""
+    earlier_choice, earlier_type = earlier
+    if earlier_type != site.input_type and (earlier_choice, choice) != ("Relu", "Relu"):
+        raise LegalizationError(
+            f"{node_label('Relu', site.node.name, site.index)} in {site.graph_label}"
+            f" is called with {earlier_type} and {site.input_type}, which need"
+            " different rewrites in the one function body; inline the function"
+            " first (onnx.inliner.inline_local_functions(model)) so that each call"
+            " is rewritten for its own type"
+        )
+
+
+def _rewrite_nodes(
+    result: onnx.ModelProto, rewrites: list[tuple[ReluSite, str]], opset: int
+) -> None:
+    """Replace each chosen Relu node of ``result`` (legalize's own copy) by its rewrite's
+    nodes, with helper names fresh in the whole model."""
     taken = set(_all_names(result.graph))
     for function in result.functions:
         taken.update(function.input, function.output, _all_names(function))
     pool = _NamePool(taken)
     # Deepest graphs first, and from the end of each node list, so that the paths and indices
     # of the sites not yet rewritten stay valid (each function body and the main graph apart).
-    rewrites.sort(
+    in_place_order = sorted(
+        rewrites,
         key=lambda item: (
             -1 if item[0].function is None else item[0].function,
             len(item[0].path),
@@ -353,7 +382,7 @@ def legalize_with_report(
         ),
         reverse=True,
     )
-    for site, choice in rewrites:
+    for site, choice in in_place_order:
         root = result.graph if site.function is None else result.functions[site.function]
         graph = graph_at(root, site.path)
         node = graph.node[site.index]
@@ -373,7 +402,6 @@ def legalize_with_report(
         nodes[site.index : site.index + 1] = new_nodes
         del graph.node[:]
         graph.node.extend(nodes)
-    return Legalization(_stamped(result, ir_version), judged, rewritten)
 
 
 def _with_external_data(typed: Any, path: str) -> Any:
@@ -434,9 +462,7 @@ def stock_refusals(typed: Any) -> list[str]:
         opset = site.opset or typed.opset
         if site.input_type is None or probe_onnxruntime(site.input_type, opset).runs:
             continue
-        where = node_label("Relu", site.node.name, site.index)
-        where += f" in {site.graph_label}" if site.graph_label else ""
-        refused.append(f"{where}: {site.input_type} at opset {opset}")
+        refused.append(f"{_site_label(site)}: {site.input_type} at opset {opset}")
     return refused
 
 
@@ -447,7 +473,7 @@ def _conversion_advice(opset: int, exact: bool) -> str:
     why = (
         "onnxruntime implements no Relu-1 (opsets 1-5)"
         if opset < 6
-        else "the exact rewrite of a float Relu (select) needs opset 13"
+        else "select, the rewrite that gives a float Relu onnx-relu's values, needs opset 13"
     )
     return (
         f"; {why}: convert the model to opset 13 first, on the command line with"
