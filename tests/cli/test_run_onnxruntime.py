@@ -1,5 +1,6 @@
 """``onnx-relu run MODEL ... --engine onnxruntime``: any model, through onnxruntime with the
-onnx-relu library, on tensor files (bfloat16 included), as a subprocess of the installed command."""
+onnx-relu library, on tensor files (bfloat16 included), as a subprocess of the installed command.
+Its refusals of bad input are tested with the default engine's, in test_models.py."""
 
 from __future__ import annotations
 
@@ -124,48 +125,6 @@ def test_a_model_with_other_operators_runs(tmp_path):
         tmp_path / "out2",
     )
     assert_cli_error(refused, 2, "Add")
-
-
-@pytest.mark.parametrize(
-    "case,expected",
-    [
-        ("forbidden-type", "does not allow tensor(int8)"),
-        ("unknown-input", "unknown input name(s) ['Q']"),
-        ("missing-input", "missing input(s) ['X']"),
-        ("wrong-dtype", "is declared tensor(float) but was fed tensor(double)"),
-        ("corrupt-model", "is not a readable ONNX model"),
-        ("unloadable-model", "onnxruntime cannot load"),
-    ],
-)
-def test_bad_input_exits_2_with_one_line_and_writes_nothing(tmp_path, case, expected):
-    type_name = "int8" if case == "forbidden-type" else "float32"
-    model = save_relu_model(tmp_path / "m.onnx", type_name, 13 if case == "forbidden-type" else 14)
-    dtype = np.float64 if case == "wrong-dtype" else relu_type(type_name).dtype
-    write_tensor(tmp_path / "x.npy", np.zeros((2, 3), dtype=dtype))
-    inputs = ["-i", f"X={tmp_path / 'x.npy'}"]
-    if case == "unknown-input":
-        inputs = ["-i", f"Q={tmp_path / 'x.npy'}"]
-    elif case == "missing-input":
-        inputs = []
-    elif case == "corrupt-model":
-        model.write_bytes(b"\x00garbage")
-    elif case == "unloadable-model":  # valid for onnx, but no operator NoSuchOp anywhere
-        graph = helper.make_graph(
-            [helper.make_node("NoSuchOp", ["X"], ["Y"], domain="my.domain")],
-            "g",
-            [helper.make_tensor_value_info("X", TensorProto.FLOAT, ["n", 3])],
-            [helper.make_tensor_value_info("Y", TensorProto.FLOAT, ["n", 3])],
-        )
-        onnx.save(
-            helper.make_model(
-                graph,
-                opset_imports=[helper.make_opsetid("", 14), helper.make_opsetid("my.domain", 1)],
-            ),
-            model,
-        )
-    done = run_cli("run", model, *inputs, "-o", tmp_path / "out", "--engine", "onnxruntime")
-    assert_cli_error(done, 2, expected)
-    assert not (tmp_path / "out").exists()
 
 
 def test_without_onnxruntime_the_error_names_the_extra(tmp_path):
