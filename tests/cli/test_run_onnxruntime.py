@@ -99,31 +99,12 @@ def test_a_model_with_other_operators_runs(tmp_path):
     scale = np.full(40, 3, dtype=np.int64)
     write_tensor(tmp_path / "x.npy", x)
     write_tensor(tmp_path / "scale.pb", scale)
-    done = run_cli(
-        "run",
-        model,
-        "-i",
-        f"x={tmp_path / 'x.npy'}",
-        "-i",
-        f"scale={tmp_path / 'scale.pb'}",
-        "-o",
-        tmp_path / "out",
-        "--engine",
-        "onnxruntime",
-    )
+    inputs = ["-i", f"x={tmp_path / 'x.npy'}", "-i", f"scale={tmp_path / 'scale.pb'}"]
+    done = run_cli("run", model, *inputs, "-o", tmp_path / "out", "--engine", "onnxruntime")
     assert done.returncode == 0, done.stderr
     assert read_tensor(tmp_path / "out" / "y.npy").tolist() == (np.maximum(x - 5, 0) * 3).tolist()
     # the default engine runs models made of Relu nodes only
-    refused = run_cli(
-        "run",
-        model,
-        "-i",
-        f"x={tmp_path / 'x.npy'}",
-        "-i",
-        f"scale={tmp_path / 'scale.pb'}",
-        "-o",
-        tmp_path / "out2",
-    )
+    refused = run_cli("run", model, *inputs, "-o", tmp_path / "out2")
     assert_cli_error(refused, 2, "Add")
 
 
