@@ -10,11 +10,12 @@ import numpy as np
 import pytest
 
 onnx = pytest.importorskip("onnx")  # `make test` installs onnx and onnxruntime
-from onnx import TensorProto, helper  # noqa: E402
+from onnx import helper  # noqa: E402
 
 from onnx_relu.files import read_tensor, write_tensor  # noqa: E402
 from tests.support.cli import assert_cli_error, run_cli  # noqa: E402
 from tests.support.dtypes import TYPE_NAMES, relu_type  # noqa: E402
+from tests.support.onnx_models import add_relu_mul_model  # noqa: E402
 from tests.support.oracle import assert_relu_exact  # noqa: E402
 from tests.support.values import mixed_values  # noqa: E402
 
@@ -28,27 +29,6 @@ def save_relu_model(path: Path, type_name: str, opset: int) -> Path:
         [helper.make_tensor_value_info("Y", elem, ["n", 3])],
     )
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)]), path)
-    return path
-
-
-def save_mixed_model(path: Path) -> Path:
-    """Add -> Relu(int64) -> Mul: onnxruntime alone has no int64 Relu at opset 21."""
-    nodes = [
-        helper.make_node("Add", ["x", "bias"], ["h"], name="add"),
-        helper.make_node("Relu", ["h"], ["r"], name="act"),
-        helper.make_node("Mul", ["r", "scale"], ["y"], name="mul"),
-    ]
-    graph = helper.make_graph(
-        nodes,
-        "mixed",
-        [
-            helper.make_tensor_value_info("x", TensorProto.INT64, ["n"]),
-            helper.make_tensor_value_info("scale", TensorProto.INT64, ["n"]),
-        ],
-        [helper.make_tensor_value_info("y", TensorProto.INT64, ["n"])],
-        initializer=[helper.make_tensor("bias", TensorProto.INT64, [], [-5])],
-    )
-    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)]), path)
     return path
 
 
@@ -94,7 +74,8 @@ def test_without_exact_onnxruntime_keeps_its_own_float_relu(tmp_path):
 
 
 def test_a_model_with_other_operators_runs(tmp_path):
-    model = save_mixed_model(tmp_path / "mixed.onnx")
+    model = tmp_path / "mixed.onnx"  # onnxruntime alone has no int64 Relu at opset 21
+    onnx.save(add_relu_mul_model(21, scale_is_input=True), model)
     x = np.arange(-20, 20, dtype=np.int64)
     scale = np.full(40, 3, dtype=np.int64)
     write_tensor(tmp_path / "x.npy", x)
