@@ -15,6 +15,7 @@ from onnx import TensorProto, helper  # noqa: E402
 from onnx_relu.files import read_tensor, write_tensor  # noqa: E402
 from tests.support.cli import SCRIPT, assert_cli_error, run_cli  # noqa: E402
 from tests.support.dtypes import RELU_TYPES, TYPE_NAMES, relu_type  # noqa: E402
+from tests.support.onnx_models import graph_model, value_info  # noqa: E402
 from tests.support.oracle import assert_relu_exact  # noqa: E402
 from tests.support.values import mixed_values  # noqa: E402
 
@@ -148,14 +149,10 @@ def test_check_reports_findings_with_exit_1(tmp_path):
 
 
 def test_check_clean_model_and_other_operators(tmp_path):
-    graph = helper.make_graph(
-        [helper.make_node("Add", ["X", "X"], ["S"]), helper.make_node("Relu", ["S"], ["Y"])],
-        "g",
-        [helper.make_tensor_value_info("X", TensorProto.INT64, [3])],
-        [helper.make_tensor_value_info("Y", TensorProto.INT64, [3])],
-    )
+    nodes = [helper.make_node("Add", ["X", "X"], ["S"]), helper.make_node("Relu", ["S"], ["Y"])]
+    x, y = (value_info(name, TensorProto.INT64, [3]) for name in ("X", "Y"))
     model = tmp_path / "mixed.onnx"
-    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)]), model)
+    onnx.save(graph_model(nodes, [x], [y], opset=14), model)
     done = run_cli("check", model)
     assert (done.returncode, done.stdout.strip()) == (0, f"{model}: no findings")
 
