@@ -135,6 +135,8 @@ _LAZY_EXPORTS = {
 _LAZY_SUBMODULES = ("dtypes", "tuning", "versions")
 
 
+# The two hooks are written out here, not taken from _lazy.lazy_face as the layers' faces take
+# them: ``import onnx_relu`` then imports _lazy only on first use (start-up).
 def __getattr__(name: str) -> object:
     if name in _LAZY_SUBMODULES:
         import importlib

@@ -13,8 +13,9 @@ onnx = pytest.importorskip("onnx")  # `make test` installs onnx and onnxruntime
 from onnx import TensorProto, helper  # noqa: E402
 
 from onnx_relu.files import read_tensor, write_tensor  # noqa: E402
-from tests.support.cli import SCRIPT, run_cli  # noqa: E402
+from tests.support.cli import SCRIPT, assert_cli_error, run_cli  # noqa: E402
 from tests.support.dtypes import RELU_TYPES, TYPE_NAMES, relu_type  # noqa: E402
+from tests.support.onnx_models import graph_model, value_info  # noqa: E402
 from tests.support.oracle import assert_relu_exact  # noqa: E402
 from tests.support.values import mixed_values  # noqa: E402
 
@@ -76,25 +77,32 @@ def test_run_single_input_needs_no_name_and_threads_flag(tmp_path):
     assert_relu_exact(read_tensor(tmp_path / "o" / "Y.npy"), x)
 
 
+#: Refusals both engines make before the model runs: the case, and the words of the one line.
+_BAD_RUN_INPUT = [
+    ("forbidden-type", "does not allow tensor(int8)"),
+    ("unknown-input", "unknown input name(s) ['Q']"),
+    ("missing-input", "missing input(s) ['X']"),
+    ("wrong-dtype", "is declared tensor(float) but was fed tensor(double)"),
+    ("corrupt-model", "is not a readable ONNX model"),
+]
+
+
 @pytest.mark.parametrize(
-    "case,expected",
+    "engine,case,expected",
     [
-        ("forbidden-type", "does not allow tensor(int8)"),
-        ("unknown-input", "unknown input name(s) ['Q']"),
-        ("missing-input", "missing input(s) ['X']"),
-        ("wrong-dtype", "is declared tensor(float) but was fed tensor(double)"),
-        ("missing-model", "does not exist"),
-        ("corrupt-model", "is not a readable ONNX model"),
-        ("bad-entry", "write NAME=FILE"),
-        ("other-operator", "Add"),
+        *[(engine, *bad) for engine in ("onnx-relu", "onnxruntime") for bad in _BAD_RUN_INPUT],
+        ("onnx-relu", "missing-model", "does not exist"),
+        ("onnx-relu", "bad-entry", "write NAME=FILE"),
+        ("onnx-relu", "other-operator", "Add"),
+        ("onnxruntime", "unloadable-model", "onnxruntime cannot load"),
     ],
 )
-def test_run_refuses_bad_input_with_exit_2_and_writes_nothing(tmp_path, case, expected):
+def test_run_refuses_bad_input_with_exit_2_and_writes_nothing(tmp_path, engine, case, expected):
     opset = 13 if case == "forbidden-type" else 14
     type_name = "int8" if case == "forbidden-type" else "float32"
     model = chain_model(tmp_path / "m.onnx", type_name, opset)
     dtype = np.float64 if case == "wrong-dtype" else relu_type(type_name).dtype
-    write_tensor(tmp_path / "x.npy", np.array([-1, 2], dtype=dtype))
+    write_tensor(tmp_path / "x.npy", np.array([[-1, 2]], dtype=dtype))
     inputs = ["-i", f"X={tmp_path / 'x.npy'}"]
     if case == "unknown-input":
         inputs = ["-i", f"Q={tmp_path / 'x.npy'}"]
@@ -106,18 +114,22 @@ def test_run_refuses_bad_input_with_exit_2_and_writes_nothing(tmp_path, case, ex
         model.write_bytes(b"\x08\x07garbage")
     elif case == "bad-entry":
         inputs = ["-i", "X=", "-i", f"Y={tmp_path / 'x.npy'}"]
-    elif case == "other-operator":
+    elif case in ("other-operator", "unloadable-model"):
+        if case == "other-operator":
+            node = helper.make_node("Add", ["X", "X"], ["Y"])
+        else:  # valid for onnx, but no operator NoSuchOp anywhere
+            node = helper.make_node("NoSuchOp", ["X"], ["Y"], domain="my.domain")
         graph = helper.make_graph(
-            [helper.make_node("Add", ["X", "X"], ["Y"])],
+            [node],
             "g",
             [helper.make_tensor_value_info("X", TensorProto.FLOAT, None)],
             [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)],
         )
-        onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)]), model)
-    done = run_cli("run", model, *inputs, "-o", tmp_path / "out")
-    assert done.returncode == 2, (done.stdout, done.stderr)
-    assert expected in done.stderr
-    assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1
+        opsets = [helper.make_opsetid("", 14), helper.make_opsetid("my.domain", 1)]
+        onnx.save(helper.make_model(graph, opset_imports=opsets), model)
+    done = run_cli("run", model, *inputs, "-o", tmp_path / "out", "--engine", engine)
+    assert_cli_error(done, 2, expected)
+    assert len(done.stderr.strip().splitlines()) == 1, done.stderr
     assert not (tmp_path / "out").exists()
 
 
@@ -137,14 +149,10 @@ def test_check_reports_findings_with_exit_1(tmp_path):
 
 
 def test_check_clean_model_and_other_operators(tmp_path):
-    graph = helper.make_graph(
-        [helper.make_node("Add", ["X", "X"], ["S"]), helper.make_node("Relu", ["S"], ["Y"])],
-        "g",
-        [helper.make_tensor_value_info("X", TensorProto.INT64, [3])],
-        [helper.make_tensor_value_info("Y", TensorProto.INT64, [3])],
-    )
+    nodes = [helper.make_node("Add", ["X", "X"], ["S"]), helper.make_node("Relu", ["S"], ["Y"])]
+    x, y = (value_info(name, TensorProto.INT64, [3]) for name in ("X", "Y"))
     model = tmp_path / "mixed.onnx"
-    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)]), model)
+    onnx.save(graph_model(nodes, [x], [y], opset=14), model)
     done = run_cli("check", model)
     assert (done.returncode, done.stdout.strip()) == (0, f"{model}: no findings")
 

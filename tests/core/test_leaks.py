@@ -12,6 +12,7 @@ import gc
 import os
 import resource
 import sys
+from collections.abc import Callable
 
 import ml_dtypes
 import numpy as np
@@ -45,6 +46,22 @@ def refcounts(*objects: object) -> list[int]:
     return [sys.getrefcount(o) for o in objects]
 
 
+def growth_of(calls: Callable[[int], None], warm_up: int, count: int, watched: list[object]) -> int:
+    """The RSS growth (bytes) over ``calls(count)``, after ``calls(warm_up)`` (caches, free
+    lists, lazy imports), asserting that the reference counts of ``watched`` did not change."""
+    calls(warm_up)
+    gc.collect()
+    # (counted outside ``assert``: pytest's assertion rewriting holds references of its own)
+    counts_before = refcounts(*watched)
+    rss_before = rss_bytes()
+    calls(count)
+    gc.collect()
+    growth = rss_bytes() - rss_before
+    counts_after = refcounts(*watched)
+    assert counts_after == counts_before
+    return growth
+
+
 def test_rss_is_measurable():
     # The measurement must see a real allocation, or the bounds below would prove nothing. Best
     # of three: memory that this worker process frees at the same moment (a thread of an earlier
@@ -74,17 +91,7 @@ def test_million_small_calls():
                 relu_ufunc(x, out=out)
                 relu(x, out=(out,))
 
-    watched = [*inputs, *outputs, *dtypes, relu_ufunc]
-    calls(4_000)  # warm-up: caches, free lists, lazy imports
-    gc.collect()
-    # (counted outside ``assert``: pytest's assertion rewriting holds references of its own)
-    counts_before = refcounts(*watched)
-    rss_before = rss_bytes()
-    calls(per_type)
-    gc.collect()
-    growth = rss_bytes() - rss_before
-    counts_after = refcounts(*watched)
-    assert counts_after == counts_before
+    growth = growth_of(calls, 4_000, per_type, [*inputs, *outputs, *dtypes, relu_ufunc])
     # A leak of one 6-element array per call would be > 100 MiB; 16 MiB is noise room.
     assert growth < 16 * MIB, f"RSS grew by {growth / MIB:.1f} MiB over {SMALL_CALLS} calls"
     for out, want in zip(outputs, wants, strict=True):
@@ -113,15 +120,7 @@ def test_thousand_large_calls():
             del y
 
     watched = [x, out, swapped, bf16, x.dtype, swapped.dtype, bf16.dtype]
-    calls(20)
-    gc.collect()
-    counts_before = refcounts(*watched)
-    rss_before = rss_bytes()
-    calls(LARGE_CALLS)
-    gc.collect()
-    growth = rss_bytes() - rss_before
-    counts_after = refcounts(*watched)
-    assert counts_after == counts_before
+    growth = growth_of(calls, 20, LARGE_CALLS, watched)
     # Leaking one output per call would be ~1000 MiB; 64 MiB allows allocator caching.
     assert growth < 64 * MIB, f"RSS grew by {growth / MIB:.1f} MiB over {LARGE_CALLS} large calls"
     assert as_bits(relu(x)).tobytes() == want
@@ -144,15 +143,7 @@ def test_refused_calls_leak_nothing(bad):
                 pass
 
     watched = [bad, out] + ([bad.dtype] if isinstance(bad, np.ndarray) else [])
-    calls(1_000)
-    gc.collect()
-    counts_before = refcounts(*watched)
-    rss_before = rss_bytes()
-    calls(REFUSED_CALLS)
-    gc.collect()
-    growth = rss_bytes() - rss_before
-    counts_after = refcounts(*watched)
-    assert counts_after == counts_before
+    growth = growth_of(calls, 1_000, REFUSED_CALLS, watched)
     assert growth < 16 * MIB, (
         f"RSS grew by {growth / MIB:.1f} MiB over {REFUSED_CALLS} refused calls"
     )

@@ -11,11 +11,8 @@ the limits and empties the cache afterwards.
 from __future__ import annotations
 
 import gc
-import os
 import pickle
-import subprocess
 import sys
-import textwrap
 import threading
 
 import numpy as np
@@ -25,6 +22,7 @@ from onnx_relu import relu, relu_ufunc
 from onnx_relu.output_cache import cache_info, release_cache, set_cache_limits
 from onnx_relu.tuning import configure_from_environment
 from tests.support.dtypes import RELU_DTYPES
+from tests.support.fresh_python import run_python
 from tests.support.oracle import as_bits, expected_relu
 from tests.support.values import mixed_values
 
@@ -45,18 +43,6 @@ def small_cache():
         gc.collect()
         set_cache_limits(max_bytes=previous["max_bytes"], min_bytes=previous["min_bytes"])
         release_cache()
-
-
-def run_python(code: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    full_env = {k: v for k, v in os.environ.items() if not k.startswith("ONNX_RELU_")}
-    full_env.update(env or {})
-    return subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(code)],
-        capture_output=True,
-        text=True,
-        env=full_env,
-        timeout=300,
-    )
 
 
 def assert_relu_of(y: np.ndarray, x: np.ndarray) -> None:

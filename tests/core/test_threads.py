@@ -11,9 +11,7 @@ the default thresholds.
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
-import textwrap
 import threading
 
 import numpy as np
@@ -29,6 +27,7 @@ from onnx_relu.tuning import (
 )
 from tests.support import REPOSITORY
 from tests.support.dtypes import TYPE_NAMES, relu_type
+from tests.support.fresh_python import run_python
 from tests.support.isas import ALL_ISAS, isas_up_to
 from tests.support.oracle import as_bits, assert_relu_vectorised
 from tests.support.values import mixed_values
@@ -243,18 +242,6 @@ def test_concurrent_callers_get_correct_results(spin_ns, restore_tuning):
         worker.join(timeout=120)
     assert not any(worker.is_alive() for worker in workers), "a relu call never returned"
     assert failures == []
-
-
-def run_python(code: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    full_env = {k: v for k, v in os.environ.items() if not k.startswith("ONNX_RELU_")}
-    full_env.update(env or {})
-    return subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(code)],
-        capture_output=True,
-        text=True,
-        env=full_env,
-        timeout=120,
-    )
 
 
 def test_forked_child_makes_its_own_pool():

@@ -24,7 +24,7 @@ import zarr  # noqa: E402
 from onnx_relu import UnsupportedTypeError, relu  # noqa: E402
 from onnx_relu.files.jobs.zarr_dask import relu_zarr  # noqa: E402
 from tests.support.cli import run_cli  # noqa: E402
-from tests.support.dask_cluster import local_client, ramp_values  # noqa: E402
+from tests.support.dask_cluster import apply_dask, local_client, ramp_values  # noqa: E402
 from tests.support.dtypes import TYPE_NAMES, relu_type  # noqa: E402
 from tests.support.oracle import expected_relu, same_bits  # noqa: E402
 from tests.support.values import mixed_values  # noqa: E402
@@ -237,9 +237,7 @@ def test_cli_on_an_existing_scheduler(cluster_client, tmp_path):
     values = mixed_values(np.float16, 500).reshape(20, 25)
     make_store(tmp_path / "in.zarr", values, chunks=(7, 7))
     address = cluster_client.scheduler.address
-    done = run_cli(
-        "apply", "in.zarr", "out.zarr", "--dask", "--scheduler", address, cwd=tmp_path, timeout=300
-    )
+    done = apply_dask(tmp_path, "--scheduler", address, timeout=300)
     assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
     assert same_bits(zarr.open_array(tmp_path / "out.zarr", mode="r")[...], expected_relu(values))
 
@@ -269,6 +267,6 @@ def test_cli_refuses_a_store_of_a_forbidden_type_before_work(tmp_path, dtype, op
 
 def test_cli_refuses_a_folder_that_is_not_a_zarr_array(tmp_path):
     (tmp_path / "in.zarr").mkdir()
-    done = run_cli("apply", "in.zarr", "out.zarr", "--dask", cwd=tmp_path, timeout=300)
+    done = apply_dask(tmp_path, timeout=300)
     assert done.returncode == 2 and "is not a readable Zarr array store" in done.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.zarr"]

@@ -31,7 +31,7 @@ from onnx_relu.files.jobs import zarr_dask  # noqa: E402
 from onnx_relu.files.jobs.zarr_dask import ChunkError, relu_zarr  # noqa: E402
 from onnx_relu.files.jobs.zarr_output import OWNER_LOCK, UNLOCKED_GRACE_S  # noqa: E402
 from tests.support.cli import SCRIPT, assert_cli_error, folder_state, run_cli  # noqa: E402
-from tests.support.dask_cluster import local_client, make_store, ramp_values  # noqa: E402
+from tests.support.dask_cluster import apply_dask, local_client, make_store, ramp_values  # noqa: E402
 from tests.support.oracle import expected_relu, same_bits  # noqa: E402
 
 OLD_OUT = np.full(3, 7, np.int8)
@@ -83,18 +83,8 @@ def test_paused_workers_are_reported_after_the_stall_timeout(paused_client, tmp_
 def test_apply_dask_on_paused_workers_exits_1_with_one_line(paused_client, tmp_path):
     make_store(tmp_path / "in.zarr", ramp_values(4096), chunks=(1024,))
     before = folder_state(tmp_path)
-    done = run_cli(
-        "apply",
-        "in.zarr",
-        "out.zarr",
-        "--dask",
-        "--stall-timeout",
-        "2",
-        "--scheduler",
-        paused_client.scheduler.address,
-        cwd=tmp_path,
-        timeout=120,
-    )
+    address = paused_client.scheduler.address
+    done = apply_dask(tmp_path, "--stall-timeout", "2", "--scheduler", address)
     assert_cli_error(done, 1, "workers are paused because their memory use passed")
     assert "OUT left unchanged" in done.stderr
     assert folder_state(tmp_path) == before
@@ -104,7 +94,7 @@ def test_stall_timeout_must_be_positive(tmp_path):
     make_store(tmp_path / "in.zarr", ramp_values(8), chunks=(4,))
     with pytest.raises(ValueError, match="stall_timeout must be a number of seconds > 0"):
         relu_zarr(tmp_path / "in.zarr", tmp_path / "out.zarr", stall_timeout=0)
-    done = run_cli("apply", "in.zarr", "out.zarr", "--dask", "--stall-timeout", "-1", cwd=tmp_path)
+    done = apply_dask(tmp_path, "--stall-timeout", "-1")
     assert_cli_error(done, 2, "argument --stall-timeout: must be a number of seconds > 0")
     done = run_cli("apply", "x.npy", "y.npy", "--stall-timeout", "5", cwd=tmp_path)
     assert_cli_error(done, 2, "--stall-timeout needs --dask")
@@ -143,16 +133,7 @@ def test_apply_dask_names_the_truncated_chunk_on_one_line(client, tmp_path):
     make_store(tmp_path / "in.zarr", ramp_values(8 * 4096).reshape(8, 4096), chunks=(2, 4096))
     _truncate_chunk(tmp_path / "in.zarr", "2/0")  # zarr 3 chunk files: c/<row>/<column>
     before = folder_state(tmp_path)
-    done = run_cli(
-        "apply",
-        "in.zarr",
-        "out.zarr",
-        "--dask",
-        "--scheduler",
-        client.scheduler.address,
-        cwd=tmp_path,
-        timeout=120,
-    )
+    done = apply_dask(tmp_path, "--scheduler", client.scheduler.address)
     assert_cli_error(done, 2, "block (2, 0) (elements [4:6, 0:4096]) of the Zarr store")
     assert done.stderr.count("\n") == 1, done.stderr
     assert folder_state(tmp_path) == before

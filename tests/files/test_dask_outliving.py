@@ -24,8 +24,8 @@ import zarr
 from onnx_relu.files import TEMP_SUFFIX
 from onnx_relu.files.jobs.zarr_dask import relu_zarr
 from onnx_relu.files.jobs.zarr_output import OWNER_LOCK, remove_abandoned_temporaries
-from tests.support.cli import SCRIPT, assert_cli_error, file_size_limit, folder_state, run_cli
-from tests.support.dask_cluster import local_client, make_store, ramp_values
+from tests.support.cli import SCRIPT, assert_cli_error, file_size_limit, folder_state
+from tests.support.dask_cluster import apply_dask, local_client, make_store, ramp_values
 from tests.support.oracle import expected_relu, same_bits
 
 #: Seconds each chunk write waits on the external cluster's workers.
@@ -177,7 +177,7 @@ def test_a_failing_task_on_the_commands_own_cluster_is_one_line(damage, tmp_path
     else:
         _claim_float64(tmp_path / "in.zarr")
     before = folder_state(tmp_path)
-    done = run_cli("apply", "in.zarr", "out.zarr", "--dask", "-q", cwd=tmp_path, timeout=180)
+    done = apply_dask(tmp_path, "-q", timeout=180)
     assert_cli_error(done, 2, "of the Zarr store")
     assert done.stderr.count("\n") == 1, done.stderr
     assert folder_state(tmp_path) == before
@@ -188,16 +188,7 @@ def test_a_chunk_that_cannot_be_written_is_named_on_one_line(tmp_path):
     ENOSPC there, neither naming a file by itself): one line naming the chunk's path."""
     make_store(tmp_path / "in.zarr", ramp_values(4 * 32768), chunks=(32768,))  # 128 KiB chunks
     before = folder_state(tmp_path)
-    done = run_cli(
-        "apply",
-        "in.zarr",
-        "out.zarr",
-        "--dask",
-        "-q",
-        cwd=tmp_path,
-        timeout=180,
-        preexec_fn=file_size_limit(64 << 10),
-    )
+    done = apply_dask(tmp_path, "-q", timeout=180, preexec_fn=file_size_limit(64 << 10))
     line = assert_cli_error(done, 1, "File too large: ")
     assert f"{TEMP_SUFFIX}/c/" in line and str(tmp_path) in line, line
     assert "OUT left unchanged" in line

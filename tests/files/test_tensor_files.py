@@ -202,59 +202,54 @@ GOOD_NPY = _npy_bytes(np.arange(100, dtype=np.float32))
 GOOD_PB = numpy_helper.from_array(np.arange(100, dtype=np.float32)).SerializeToString()
 
 
-@pytest.mark.parametrize(
-    ("content", "message"),
-    [
-        (b"", "is empty"),
-        (b"\x93NUM", "not a .npy file"),
-        (b"PK\x03\x04 a zip file", "not a .npy file"),
-        (GOOD_NPY[:9], "truncated inside its .npy header"),
-        (GOOD_NPY[:100], "truncated inside its .npy header"),
-        (GOOD_NPY[:-1], r"truncated: its header promises 400 bytes of data .* but only 399"),
-        (GOOD_NPY[:128], "only 0 follow"),
-        (b"\x93NUMPY\x09\x00" + GOOD_NPY[8:], "format version 9.0"),
-        (GOOD_NPY.replace(b"'descr': '<f4'", b"'descr': 'xyz'"), "names no valid dtype"),
-        (GOOD_NPY.replace(b"'shape': (100,)", b"'shape': (-10,)"), "not a tuple of integers"),
-        (GOOD_NPY.replace(b"'fortran_order'", b"'fortran_ordes'"), "exactly the keys"),
-        (GOOD_NPY.replace(b"{'descr'", b"[{'descr'"), "not readable"),
-        (_npy_bytes(np.array([{"a": 1}], dtype=object)), "never unpickles"),
-        (GOOD_PB, "not a .npy file"),
-    ],
-)
-def test_bad_npy_files_give_clear_errors(tmp_path, content, message):
-    path = tmp_path / "bad.npy"
-    path.write_bytes(content)
-    with pytest.raises(InvalidTensorFileError, match=message) as raised:
-        read_tensor(path)
-    assert "bad.npy" in str(raised.value)
-
-
 def _pb_with(**fields) -> bytes:
     tensor = TensorProto(**fields)
     return tensor.SerializeToString()
 
 
+#: Bad .npy files and the words of their one error.
+BAD_NPY = [
+    (b"", "is empty"),
+    (b"\x93NUM", "not a .npy file"),
+    (b"PK\x03\x04 a zip file", "not a .npy file"),
+    (GOOD_NPY[:9], "truncated inside its .npy header"),
+    (GOOD_NPY[:100], "truncated inside its .npy header"),
+    (GOOD_NPY[:-1], r"truncated: its header promises 400 bytes of data .* but only 399"),
+    (GOOD_NPY[:128], "only 0 follow"),
+    (b"\x93NUMPY\x09\x00" + GOOD_NPY[8:], "format version 9.0"),
+    (GOOD_NPY.replace(b"'descr': '<f4'", b"'descr': 'xyz'"), "names no valid dtype"),
+    (GOOD_NPY.replace(b"'shape': (100,)", b"'shape': (-10,)"), "not a tuple of integers"),
+    (GOOD_NPY.replace(b"'fortran_order'", b"'fortran_ordes'"), "exactly the keys"),
+    (GOOD_NPY.replace(b"{'descr'", b"[{'descr'"), "not readable"),
+    (_npy_bytes(np.array([{"a": 1}], dtype=object)), "never unpickles"),
+    (GOOD_PB, "not a .npy file"),
+]
+
+#: Bad .pb files and the words of their one error.
+BAD_PB = [
+    (b"", "is empty"),
+    (GOOD_PB[:-1], "not a valid ONNX TensorProto"),
+    (GOOD_PB[:10], "not a valid ONNX TensorProto"),
+    (b"\xff" * 64, "not a valid ONNX TensorProto"),
+    (GOOD_NPY, "not a valid ONNX TensorProto"),
+    (_pb_with(dims=[3]), "names no element type"),
+    (_pb_with(data_type=TensorProto.FLOAT, dims=[9], raw_data=bytes(12)), "cannot be decoded"),
+    (_pb_with(data_type=TensorProto.FLOAT, dims=[3], float_data=[1.0]), "cannot be decoded"),
+    (_pb_with(data_type=TensorProto.FLOAT, dims=[-3]), "negative extent"),
+    (_pb_with(data_type=99, dims=[1]), "cannot be decoded"),
+]
+
+
 @pytest.mark.parametrize(
-    ("content", "message"),
-    [
-        (b"", "is empty"),
-        (GOOD_PB[:-1], "not a valid ONNX TensorProto"),
-        (GOOD_PB[:10], "not a valid ONNX TensorProto"),
-        (b"\xff" * 64, "not a valid ONNX TensorProto"),
-        (GOOD_NPY, "not a valid ONNX TensorProto"),
-        (_pb_with(dims=[3]), "names no element type"),
-        (_pb_with(data_type=TensorProto.FLOAT, dims=[9], raw_data=bytes(12)), "cannot be decoded"),
-        (_pb_with(data_type=TensorProto.FLOAT, dims=[3], float_data=[1.0]), "cannot be decoded"),
-        (_pb_with(data_type=TensorProto.FLOAT, dims=[-3]), "negative extent"),
-        (_pb_with(data_type=99, dims=[1]), "cannot be decoded"),
-    ],
+    ("name", "content", "message"),
+    [*(("bad.npy", *bad) for bad in BAD_NPY), *(("bad.pb", *bad) for bad in BAD_PB)],
 )
-def test_bad_pb_files_give_clear_errors(tmp_path, content, message):
-    path = tmp_path / "bad.pb"
+def test_bad_tensor_files_give_clear_errors(tmp_path, name, content, message):
+    path = tmp_path / name
     path.write_bytes(content)
     with pytest.raises(InvalidTensorFileError, match=message) as raised:
         read_tensor(path)
-    assert "bad.pb" in str(raised.value)
+    assert name in str(raised.value)
 
 
 def test_a_model_file_is_not_taken_for_a_tensor(tmp_path):

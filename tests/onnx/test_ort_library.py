@@ -41,6 +41,7 @@ from tests.support import REPOSITORY  # noqa: E402
 from tests.support.dtypes import ONNX_NAMES, relu_type  # noqa: E402
 from tests.support.onnx_models import (  # noqa: E402
     LATEST_OPSET,
+    add_relu_mul_model,
     allowed_types,
     graph_model,
     relu_model,
@@ -332,22 +333,7 @@ def test_a_model_path_is_accepted(tmp_path):
 
 @pytest.mark.parametrize("opset", [14, 18, 21])
 def test_a_mixed_model_add_relu_int64_mul(opset):
-    nodes = [
-        helper.make_node("Add", ["x", "bias"], ["h"], name="add"),
-        helper.make_node("Relu", ["h"], ["r"], name="act"),
-        helper.make_node("Mul", ["r", "scale"], ["y"], name="mul"),
-    ]
-    graph = helper.make_graph(
-        nodes,
-        "mixed",
-        [helper.make_tensor_value_info("x", TensorProto.INT64, ["n"])],
-        [helper.make_tensor_value_info("y", TensorProto.INT64, ["n"])],
-        initializer=[
-            helper.make_tensor("bias", TensorProto.INT64, [], [-5]),
-            helper.make_tensor("scale", TensorProto.INT64, [], [3]),
-        ],
-    )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model = add_relu_mul_model(opset)
     x = np.random.default_rng(opset).integers(-1000, 1000, 10_000)
     (y,) = run_session(session_for(model), {"x": x})
     assert y.tolist() == (np.maximum(x - 5, 0) * 3).tolist()

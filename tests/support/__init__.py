@@ -1,7 +1,7 @@
 """What the tests share: the oracle, the test values, the type table, Hypothesis strategies, ONNX
-model builders and the command runner (one module each). Import the modules themselves
-(``from tests.support.oracle import expected_relu``); this package imports none of them, so that
-a test needing numpy only never loads onnx or Hypothesis."""
+model builders, the command runner and a fresh interpreter (one module each). Import the modules
+themselves (``from tests.support.oracle import expected_relu``); this package imports none of
+them, so that a test needing numpy only never loads onnx or Hypothesis."""
 
 from pathlib import Path
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Iterator
+import subprocess
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -55,3 +56,25 @@ def ramp_values(count: int) -> np.ndarray:
     """``count`` float32 values cycling through -125..125: negatives, zero and positives in
     every chunk."""
     return (np.arange(count, dtype=np.float32) % 251 - 125).astype(np.float32)
+
+
+def apply_dask(
+    folder: Path,
+    *options: object,
+    timeout: float = 120,
+    preexec_fn: Callable[[], None] | None = None,
+) -> subprocess.CompletedProcess:
+    """``onnx-relu apply in.zarr out.zarr --dask OPTIONS`` run in ``folder`` by
+    :func:`tests.support.cli.run_cli` (``timeout``, ``preexec_fn``: as there)."""
+    from tests.support.cli import run_cli
+
+    return run_cli(
+        "apply",
+        "in.zarr",
+        "out.zarr",
+        "--dask",
+        *options,
+        cwd=folder,
+        timeout=timeout,
+        preexec_fn=preexec_fn,
+    )

@@ -77,6 +77,31 @@ def relu_model(
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
 
 
+def add_relu_mul_model(opset: int, *, scale_is_input: bool = False) -> onnx.ModelProto:
+    """x + bias (-5) -> Relu (int64) -> times scale, to graph output "y": a Relu among other
+    operators, of a type onnxruntime alone runs only through opset 18's function body. "scale"
+    is a graph input with ``scale_is_input``, else an initializer (3)."""
+    nodes = [
+        helper.make_node("Add", ["x", "bias"], ["h"], name="add"),
+        helper.make_node("Relu", ["h"], ["r"], name="act"),
+        helper.make_node("Mul", ["r", "scale"], ["y"], name="mul"),
+    ]
+    inputs = [helper.make_tensor_value_info("x", TensorProto.INT64, ["n"])]
+    initializers = [helper.make_tensor("bias", TensorProto.INT64, [], [-5])]
+    if scale_is_input:
+        inputs.append(helper.make_tensor_value_info("scale", TensorProto.INT64, ["n"]))
+    else:
+        initializers.append(helper.make_tensor("scale", TensorProto.INT64, [], [3]))
+    graph = helper.make_graph(
+        nodes,
+        "mixed",
+        inputs,
+        [helper.make_tensor_value_info("y", TensorProto.INT64, ["n"])],
+        initializer=initializers,
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+
+
 def sample_values(onnx_type: str, n: int = 2048) -> np.ndarray:
     """``n`` values of the type of that ONNX name: its special values, then random bit patterns
     (``tests.support.values.mixed_values``)."""

@@ -32,28 +32,23 @@ Examples
 ('int16', [0, 0, 5])
 """
 
+from .._lazy import lazy_face
+
 # (not typing.TYPE_CHECKING: importing typing costs more than this module)
 TYPE_CHECKING = False
-if TYPE_CHECKING:  # what static checkers see; at run time __getattr__ below imports them
-    from ..io.atomic import TEMP_SUFFIX, atomic_file
-    from .jobs.zarr_dask import relu_zarr
-    from .progress import Progress
-    from .tensor_files import relu_file
-    from .tensors import read_tensor, write_tensor
+if TYPE_CHECKING:  # what static checkers see ("as": exported); at run time, see below
+    from ..io.atomic import TEMP_SUFFIX as TEMP_SUFFIX
+    from ..io.atomic import atomic_file as atomic_file
+    from .jobs.zarr_dask import relu_zarr as relu_zarr
+    from .progress import Progress as Progress
+    from .tensor_files import relu_file as relu_file
+    from .tensors import read_tensor as read_tensor
+    from .tensors import write_tensor as write_tensor
 
-__all__ = [
-    "read_tensor",
-    "write_tensor",
-    "relu_file",
-    "relu_zarr",
-    "Progress",
-    "atomic_file",
-    "TEMP_SUFFIX",
-]
-
-# name -> the submodule that defines it, imported on first use: a submodule (``.formats``, what
-# the command line needs to parse its arguments) is then imported without numpy, and the rest
-# of the layer is loaded only as far as the job in hand needs.
+# Every name of the layer: name -> the submodule that defines it, imported on first use by the
+# hooks lazy_face makes (``__getattr__``, ``__dir__``): a submodule (``.formats``, what the
+# command line needs to parse its arguments) is then imported without numpy, and the rest of
+# the layer is loaded only as far as the job in hand needs.
 _LAZY_EXPORTS = {
     "read_tensor": ".tensors",
     "write_tensor": ".tensors",
@@ -63,13 +58,5 @@ _LAZY_EXPORTS = {
     "atomic_file": "..io.atomic",
     "TEMP_SUFFIX": "..io.atomic",
 }
-
-
-def __getattr__(name: str) -> object:
-    from .._lazy import lazy_attribute
-
-    return lazy_attribute(globals(), _LAZY_EXPORTS, name)
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY_EXPORTS})
+__all__ = list(_LAZY_EXPORTS)
+__getattr__, __dir__ = lazy_face(globals(), _LAZY_EXPORTS)

@@ -36,51 +36,33 @@ Examples
 
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # at run time __getattr__ below imports them (and onnx) on first use
-    from ._models import ai_onnx_opset, load_model
-    from ._rules import is_relu
-    from .check import Finding, check_model
-    from .legalization import (
-        Legalization,
-        Rewritten,
-        legalize,
-        legalize_with_report,
-        run_with_onnxruntime,
-    )
+from .._lazy import lazy_face
 
-__all__ = [
-    "check_model",
-    "Finding",
-    "legalize",
-    "legalize_with_report",
-    "Legalization",
-    "Rewritten",
-    "run_with_onnxruntime",
-    "load_model",
-    "ai_onnx_opset",
-    "is_relu",
-]
+if TYPE_CHECKING:  # what static checkers see ("as": exported); at run time, see below
+    from ._models import ai_onnx_opset as ai_onnx_opset
+    from ._models import load_model as load_model
+    from ._rules import is_relu as is_relu
+    from .check import Finding as Finding
+    from .check import check_model as check_model
+    from .legalization import Legalization as Legalization
+    from .legalization import Rewritten as Rewritten
+    from .legalization import legalize as legalize
+    from .legalization import legalize_with_report as legalize_with_report
+    from .legalization import run_with_onnxruntime as run_with_onnxruntime
 
-#: name -> the module of this package that defines it.
+#: Every name of the layer: name -> the module of this package that defines it, imported (and
+#: onnx with it) on first use by the hooks lazy_face makes (``__getattr__``, ``__dir__``).
 _LAZY_EXPORTS = {
     "check_model": ".check",
     "Finding": ".check",
     "legalize": ".legalization",
-    "run_with_onnxruntime": ".legalization",
     "legalize_with_report": ".legalization",
     "Legalization": ".legalization",
     "Rewritten": ".legalization",
+    "run_with_onnxruntime": ".legalization",
     "load_model": "._models",
     "ai_onnx_opset": "._models",
     "is_relu": "._rules",
 }
-
-
-def __getattr__(name: str) -> object:
-    from .._lazy import lazy_attribute
-
-    return lazy_attribute(globals(), _LAZY_EXPORTS, name, extra=True)
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY_EXPORTS})
+__all__ = list(_LAZY_EXPORTS)
+__getattr__, __dir__ = lazy_face(globals(), _LAZY_EXPORTS, extra=True)
