@@ -231,7 +231,9 @@ def test_every_module_imports_or_raises_the_rule_without_any_extra():
     expected["onnx_relu.onnx.ort"] = "onnxruntime ort"
     expected["onnx_relu.files.jobs._zarr_store"] = "zarr dask"
     assert result == expected
-    assert {"onnx_relu.tuning", "onnx_relu.files.plan", "onnx_relu.cli.apply"} <= set(result)
+    assert {"onnx_relu.tuning", "onnx_relu.files.plan", "onnx_relu.cli.apply_command"} <= set(
+        result
+    )
 
 
 def test_star_import_and_the_core_names_without_any_extra():

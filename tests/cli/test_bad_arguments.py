@@ -103,7 +103,7 @@ SIGINT_AT_IMPORT = textwrap.dedent(
         # line parses its arguments first, and --version, --help need neither)
         ("numpy", ("apply", "x.npy", "y.npy")),
         ("onnx_relu._relu", ("apply", "x.npy", "y.npy")),
-        ("onnx_relu.cli.apply", ("--help",)),  # while the command's modules are imported
+        ("onnx_relu.cli.apply_command", ("--help",)),  # while the command's modules are imported
         ("onnx_relu.bench", ("bench", *TINY_BENCH, "--json", "", "--no-plot")),  # in main
         ("onnx_relu.files", ("apply", "x.npy", "y.npy")),  # in the guarded work
     ],

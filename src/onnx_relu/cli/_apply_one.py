@@ -1,5 +1,5 @@
 """One IN and one OUT of ``onnx-relu apply``: the options' own combinations checked, and the
-job run; what :mod:`.apply` (one pair) and :mod:`._many` (many files) both call."""
+job run; what :mod:`.apply_command` (one pair) and :mod:`._many` (many files) both call."""
 
 from __future__ import annotations
 
