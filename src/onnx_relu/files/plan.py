@@ -334,7 +334,7 @@ def _in_place_plan(
     source: Endpoint,
     src_format: str | None,
     opset: int | None,
-    chunk_bytes: int,
+    window_bytes: int,
     check_paths: bool,
     names: Names,
 ) -> Iterator[ApplyPlan]:
@@ -348,7 +348,7 @@ def _in_place_plan(
         header = read_npy_header(file, source.label)
         check_dtype(header.dtype, opset)
         source = source.with_format("npy")
-        job = InPlaceJob(NpySource(source, file, header, in_order=False), opset, chunk_bytes)
+        job = InPlaceJob(NpySource(source, file, header, in_order=False), opset, window_bytes)
         yield ApplyPlan(source, None, job)
 
 
@@ -359,7 +359,7 @@ def _stream_plan(
     destination: Endpoint,
     stream_format: str | None,
     opset: int | None,
-    chunk_bytes: int,
+    window_bytes: int,
     check_paths: bool,
 ) -> Iterator[ApplyPlan]:
     """Source to destination: the formats told, the paths checked, the source opened and its
@@ -413,7 +413,7 @@ def _stream_plan(
         output = Destination(destination, written)
         job: StreamJob | MemoryJob
         if npy is not None and output.format == "npy":
-            job = StreamJob(npy, output, opset, chunk_bytes)
+            job = StreamJob(npy, output, opset, window_bytes)
         else:
             loaded = npy if npy is not None else pb
             assert loaded is not None
