@@ -367,7 +367,7 @@ def test_without_tqdm_a_job_that_would_show_a_bar_says_why_once():
     assert text.startswith("no progress bar: the progress bar needs tqdm (No module named")
     assert text.count("\n") == 1 and '"cli" extra (tqdm>=' in text
     silent = Terminal()
-    late = _note_instead(error, silent, delay=3600)  # a short job: no line at all
+    late = _note_instead(error, silent, delay=3600)  # a short run: no line at all
     late(1, 1)
     assert silent.lines == []
 

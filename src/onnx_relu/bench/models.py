@@ -26,7 +26,7 @@ Variants (onnxruntime's intra-op threads = ``--threads`` in each):
 Timing: every variant of one model and batch is timed interleaved (each round runs each variant
 ``calls`` times back to back, after a pause for onnxruntime's spinning workers). Two figures per
 variant: the median CPU time of a call (``time.process_time``, every thread of the process: on a
-machine shared with other jobs it moves far less than wall time, and at one intra-op thread it
+machine shared with other processes it moves far less than wall time, and at one intra-op thread it
 is the work done; at more threads it includes onnxruntime's workers spinning) and the best
 wall-clock time of a call. Ratios are time / stock's time (lower is better; for bfloat16, which
 stock cannot run, time / the library's). The outputs of every variant are checked against
