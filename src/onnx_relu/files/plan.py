@@ -228,7 +228,7 @@ def plan_apply(
     ...     pass
     Traceback (most recent call last):
     ...
-    onnx_relu.errors.FileArgumentError: in_place=True rewrites src itself: pass no dst
+    onnx_relu.files.plan.OptionError: in_place=True rewrites src itself: pass no dst
     """
     chunk_bytes = DEFAULT_CHUNK_BYTES if chunk_bytes is None else chunk_bytes
     if chunk_bytes < 1:
@@ -285,9 +285,7 @@ def _refuse_combinations(
     """The arguments that do not go together, refused before any path is opened."""
     stdin, stdout = source.is_stdio, destination is not None and destination.is_stdio
     if in_place and stdin:
-        raise OptionError(
-            "{in_place} rewrites a .npy file; it cannot rewrite standard input ('-')"
-        )
+        raise OptionError("{in_place} rewrites a .npy file; it cannot rewrite standard input ('-')")
     if dask and (stdin or stdout):
         raise OptionError("{dask} works on Zarr stores, not on standard input or output ('-')")
     if destination is None and stdin:
