@@ -231,7 +231,9 @@ def test_every_module_imports_or_raises_the_rule_without_any_extra():
     expected["onnx_relu.onnx.ort"] = "onnxruntime ort"
     expected["onnx_relu.files.jobs._zarr_store"] = "zarr dask"
     assert result == expected
-    assert {"onnx_relu.tuning", "onnx_relu.files.plan", "onnx_relu.cli.apply"} <= set(result)
+    assert {"onnx_relu.tuning", "onnx_relu.files.plan", "onnx_relu.cli.apply_command"} <= set(
+        result
+    )
 
 
 def test_star_import_and_the_core_names_without_any_extra():
@@ -365,7 +367,7 @@ def test_without_tqdm_a_job_that_would_show_a_bar_says_why_once():
     assert text.startswith("no progress bar: the progress bar needs tqdm (No module named")
     assert text.count("\n") == 1 and '"cli" extra (tqdm>=' in text
     silent = Terminal()
-    late = _note_instead(error, silent, delay=3600)  # a short job: no line at all
+    late = _note_instead(error, silent, delay=3600)  # a short run: no line at all
     late(1, 1)
     assert silent.lines == []
 

@@ -243,3 +243,49 @@ def test_the_path_and_codec_modules_never_load_the_kernel(module):
         check=True,
     ).stdout.split()
     assert loaded == ["False"], f"import {module} loaded the kernel"
+
+
+#: Basenames more than one module of the package may have, each for a reason outside it.
+_SHARED_BASENAMES = {
+    "__init__",  # every package's own module (Python's fixed name)
+    "__main__",  # ``python -m onnx_relu`` and ``python -m onnx_relu.bench`` (Python's fixed name)
+    # ``onnx_relu.backend`` is the public short alias of ``onnx_relu.onnx.backend`` (as
+    # ``onnx_tf.backend`` is onnx-tensorflow's): both are public API, and ONNX's backend test
+    # runner looks for a module named ``backend``.
+    "backend",
+}
+
+
+def test_no_two_modules_of_the_package_share_a_basename():
+    """A module's name says its layer: ``onnx_relu.cli.check_command`` (the subcommand) is not
+    another ``check`` beside ``onnx_relu.onnx.check`` (the judge). Packages count as modules
+    (``cli/bench.py`` beside the package ``bench/`` was such a pair), and so do compiled
+    extension modules; only :data:`_SHARED_BASENAMES` may repeat."""
+    import importlib.machinery
+
+    import onnx_relu
+
+    top = Path(onnx_relu.__path__[0])
+    suffixes = tuple(importlib.machinery.all_suffixes())
+    where: dict[str, list[str]] = {}
+    for path in sorted(top.rglob("*")):
+        if "__pycache__" in path.parts:
+            continue
+        if path.is_dir() and (path / "__init__.py").is_file():
+            name = path.name
+        elif (
+            path.is_file()
+            and path.name.endswith(suffixes)
+            and (path.parent / "__init__.py").is_file()  # not lib/'s onnxruntime library
+        ):
+            name = path.name.split(".")[0]
+        else:
+            continue
+        where.setdefault(name, []).append(str(path.relative_to(top.parent)))
+    shared = {name: paths for name, paths in where.items() if len(paths) > 1}
+    assert set(shared) <= _SHARED_BASENAMES, {
+        name: paths for name, paths in shared.items() if name not in _SHARED_BASENAMES
+    }
+    # the walk sees the whole installed package, extension modules included
+    assert {"_relu", "plan", "check", "check_command", "bench", "bench_command"} <= set(where)
+    assert _SHARED_BASENAMES <= set(shared), "an allowed name is no longer shared: remove it"

@@ -16,7 +16,7 @@
  *    __builtin_cpu_supports); an sfence ends every run of streaming stores. On aarch64, the
  *    same loops with STNP (see below). The destination is first brought to a 64-byte boundary
  *    with regular stores. Elsewhere the regular loops serve.
- *  - Threads: a large call (contiguous or strided) is cut into chunks that the thread pool
+ *  - Threads: a large call (contiguous or strided) is cut into parts that the thread pool
  *    (relu_pool.c) runs together with the calling thread.
  */
 #include "relu_kernel.h"
@@ -231,7 +231,7 @@ relu_tail_copy(const char *in, char *out, ptrdiff_t n)
  * The hint only says the data need not stay in the caches: STNP obeys the ordinary ordering
  * rules for stores (the Arm architecture's non-temporal exception is for loads, LDNP), so no
  * barrier is needed before the pool's release operations publish the results (relu_pool.c:
- * each finished chunk is announced with a release increment that the caller acquires), and
+ * each finished part is announced with a release increment that the caller acquires), and
  * relu_store_fence is empty here.
  *
  * Arm64 speed is unmeasured (the project runs arm64 only under emulation): the threshold comes
@@ -339,7 +339,7 @@ relu_run_range(const void *task_ptr, ptrdiff_t begin, ptrdiff_t end)
  * NumPy makes no safety copy when the output starts before the input and a forward pass, one
  * element after the other, is correct (relu(x[16:], out=x[:-16]), relu(x[::2][:n], out=x[:n])):
  * then every element must be read before any element after it is written. Cutting the call into
- * chunks run by several threads, or walking several pages side by side with streaming stores,
+ * parts run by several threads, or walking several pages side by side with streaming stores,
  * breaks that order, so such calls run as one forward pass on the calling thread.
  */
 static int
@@ -368,9 +368,9 @@ typedef enum { RELU_STORES_AUTO, RELU_STORES_STREAMING, RELU_STORES_REGULAR } re
  * read-for-ownership and only forces an early eviction (measured: 0.6 x regular stores).
  */
 static void
-relu_runner_chunk(void *job, size_t k)
+relu_runner_part(void *call, size_t k)
 {
-    relu_job_run_chunk((const relu_job *)job, (int)k);
+    relu_call_run_part((const relu_call *)call, (int)k);
 }
 
 static void
@@ -397,18 +397,18 @@ relu_run(const relu_kernel *kernel, const char *in, char *out, ptrdiff_t n, ptrd
     if (stream && streamable) {
         task.nt = kernel->nt[RELU_LOAD(relu_tuning.nt_isa)];
     }
-    relu_job job = {relu_run_range, &task, n, 1, out, out_stride, kernel->elsize};
+    relu_call call = {relu_run_range, &task, n, 1, out, out_stride, kernel->elsize};
     int threads;
     if (runner != NULL) {
-        relu_plan_for(n, bytes, runner->threads, &threads, &job.parts);
+        relu_split_for(n, bytes, runner->threads, &threads, &call.parts);
         if (threads > 1 &&
-            runner->parallel_for(runner->context, relu_runner_chunk, &job, (size_t)job.parts)) {
+            runner->parallel_for(runner->context, relu_runner_part, &call, (size_t)call.parts)) {
             return;
         }
     }
     else {
-        relu_plan(n, bytes, &threads, &job.parts);
-        if (threads > 1 && relu_pool_run(&job, threads)) {
+        relu_split(n, bytes, &threads, &call.parts);
+        if (threads > 1 && relu_pool_run(&call, threads)) {
             return;
         }
     }
@@ -417,7 +417,7 @@ relu_run(const relu_kernel *kernel, const char *in, char *out, ptrdiff_t n, ptrd
 
 /*
  * A call over rows (relu_compute_rows): the size policy of relu_run, decided once for the whole
- * call, with chunks of whole rows. The rows of a view that NumPy cannot merge into one loop call
+ * call, with parts of whole rows. The rows of a view that NumPy cannot merge into one loop call
  * (x[:, :n], x[::2]) are the pool's units, so that a call of many short rows starts the pool
  * and streams like the same bytes contiguous.
  */
@@ -541,11 +541,11 @@ relu_compute_rows(relu_type type, const void *in, void *out, ptrdiff_t run, int 
     if (in != out && aligned && bytes >= RELU_LOAD(relu_tuning.nt_bytes)) {
         task.nt = task.kernel->nt[RELU_LOAD(relu_tuning.nt_isa)];
     }
-    /* Chunks of whole rows (out_stride 0: no moving of boundaries to the output's lines). */
-    relu_job job = {relu_run_rows, &task, rows, 1, (const char *)out, 0, elsize};
+    /* Parts of whole rows (out_stride 0: no moving of boundaries to the output's lines). */
+    relu_call call = {relu_run_rows, &task, rows, 1, (const char *)out, 0, elsize};
     int threads;
-    relu_plan(rows, bytes, &threads, &job.parts);
-    if (threads > 1 && relu_pool_run(&job, threads)) {
+    relu_split(rows, bytes, &threads, &call.parts);
+    if (threads > 1 && relu_pool_run(&call, threads)) {
         return 0;
     }
     relu_run_rows(&task, 0, rows);

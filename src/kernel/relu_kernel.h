@@ -108,27 +108,27 @@ RELU_API int relu_compute_rows(relu_type type, const void *in, void *out, ptrdif
 
 /*
  * A thread pool that is not the kernel's own (onnxruntime's intra-op pool, for the custom-op
- * library). parallel_for runs chunk(job, k) for every k in [0, parts) on its threads and the
+ * library). parallel_for runs part(call, k) for every k in [0, parts) on its threads and the
  * calling thread, in any order, and returns when all are done and their writes are visible to
  * the caller; it returns 0 if it ran none of them (the kernel then computes the call itself).
- * `threads` is the most threads it may run at once (the chunks are planned for that many).
+ * `threads` is the most threads it may run at once (a call is split for that many).
  */
 typedef struct {
-    int (*parallel_for)(void *context, void (*chunk)(void *job, size_t k), void *job, size_t parts);
+    int (*parallel_for)(void *context, void (*part)(void *call, size_t k), void *call, size_t parts);
     void *context;
     int threads;
 } relu_runner;
 
 /*
- * relu_compute, with the chunks of a large call run by `runner` instead of the kernel's own
- * pool (the same thresholds, chunk boundaries, store choice and overlap rule).
+ * relu_compute, with the parts of a large call run by `runner` instead of the kernel's own
+ * pool (the same thresholds, part boundaries, store choice and overlap rule).
  */
 RELU_API void relu_compute_on(const relu_runner *runner, relu_type type, const void *in, void *out,
                               ptrdiff_t n, ptrdiff_t in_stride, ptrdiff_t out_stride);
 
 /*
  * The benchmark harness's ceiling: copies `bytes` bytes from src to dst with the same loops,
- * chunks and threads as relu_compute of int8, only without the compare, with streaming stores
+ * parts and threads as relu_compute of int8, only without the compare, with streaming stores
  * (streaming != 0, where the CPU has them) or regular ones, whatever the size. src and dst are
  * disjoint or identical (an in-place ceiling).
  */

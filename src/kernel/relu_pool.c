@@ -2,9 +2,9 @@
  * relu_pool.c - work splitting and the thread pool (see relu_pool.h).
  *
  * A persistent pool of POSIX threads, created on the first large call, works on a call together
- * with the calling thread. The call is cut into up to 8 chunks per thread that the threads claim
+ * with the calling thread. The call is cut into up to 8 parts per thread that the threads claim
  * one at a time, so a thread that runs late (its core busy with another process) delays the call
- * by at most one chunk. Small calls never touch the pool. One call uses the pool at a time: a
+ * by at most one part. Small calls never touch the pool. One call uses the pool at a time: a
  * caller that finds it busy (several threads calling at once) computes on its own thread, so
  * nothing ever waits for the pool and nothing can deadlock. A forked child forgets the parent's
  * pool (its threads do not exist there) and makes a new one when it needs it. Workers are
@@ -39,18 +39,18 @@
 #endif
 #endif /* RELU_HAVE_THREADS */
 
-/* Chunks per thread: a thread slowed down (a core shared with another process) hands its
- * remaining chunks to the others instead of holding up the call. */
-enum { RELU_CHUNKS_PER_THREAD = 8 };
+/* Parts per thread: a thread slowed down (a core shared with another process) hands its
+ * remaining parts to the others instead of holding up the call. */
+enum { RELU_PARTS_PER_THREAD = 8 };
 
 void
-relu_plan(ptrdiff_t n, ptrdiff_t bytes, int *threads, int *parts)
+relu_split(ptrdiff_t n, ptrdiff_t bytes, int *threads, int *parts)
 {
-    relu_plan_for(n, bytes, RELU_LOAD(relu_tuning.num_threads), threads, parts);
+    relu_split_for(n, bytes, RELU_LOAD(relu_tuning.num_threads), threads, parts);
 }
 
 void
-relu_plan_for(ptrdiff_t n, ptrdiff_t bytes, int available, int *threads, int *parts)
+relu_split_for(ptrdiff_t n, ptrdiff_t bytes, int available, int *threads, int *parts)
 {
     *threads = available;
     *parts = 1;
@@ -58,10 +58,10 @@ relu_plan_for(ptrdiff_t n, ptrdiff_t bytes, int available, int *threads, int *pa
         *threads = 1;
         return;
     }
-    const ptrdiff_t min_chunk = RELU_LOAD(relu_tuning.min_chunk_bytes);
-    ptrdiff_t count = (ptrdiff_t)*threads * RELU_CHUNKS_PER_THREAD;
-    if (min_chunk > 0 && bytes / min_chunk < count) {
-        count = bytes / min_chunk;
+    const ptrdiff_t min_part = RELU_LOAD(relu_tuning.min_part_bytes);
+    ptrdiff_t count = (ptrdiff_t)*threads * RELU_PARTS_PER_THREAD;
+    if (min_part > 0 && bytes / min_part < count) {
+        count = bytes / min_part;
     }
     if (count > n) {
         count = n;
@@ -73,33 +73,33 @@ relu_plan_for(ptrdiff_t n, ptrdiff_t bytes, int available, int *threads, int *pa
 }
 
 /*
- * Start of chunk k of `parts` nearly equal chunks of [0, n). When the output is contiguous, the
+ * Start of part k of `parts` nearly equal parts of [0, n). When the output is contiguous, the
  * boundary is moved down to a 64-byte line of the output, so that no cache line is written by
  * two threads and every streaming range starts on a whole line.
  */
 static ptrdiff_t
-relu_chunk_start(const relu_job *job, int k)
+relu_part_start(const relu_call *call, int k)
 {
     if (k <= 0) {
         return 0;
     }
-    if (k >= job->parts) {
-        return job->n;
+    if (k >= call->parts) {
+        return call->n;
     }
-    const ptrdiff_t n = job->n, parts = job->parts, elsize = job->elsize;
+    const ptrdiff_t n = call->n, parts = call->parts, elsize = call->elsize;
     ptrdiff_t b = (n / parts) * k + ((n % parts) * k) / parts;
-    if (job->out_stride == elsize && ((uintptr_t)job->out % (uintptr_t)elsize) == 0) {
-        const uintptr_t addr = (uintptr_t)job->out + (uintptr_t)(b * elsize);
+    if (call->out_stride == elsize && ((uintptr_t)call->out % (uintptr_t)elsize) == 0) {
+        const uintptr_t addr = (uintptr_t)call->out + (uintptr_t)(b * elsize);
         b -= (ptrdiff_t)((addr & 63) / (uintptr_t)elsize);
     }
     return b < 0 ? 0 : b;
 }
 
-/* Computes chunk k of the job (on whichever thread claimed it). */
+/* Computes part k of the call (on whichever thread claimed it). */
 void
-relu_job_run_chunk(const relu_job *job, int k)
+relu_call_run_part(const relu_call *call, int k)
 {
-    job->run(job->task, relu_chunk_start(job, k), relu_chunk_start(job, k + 1));
+    call->run(call->task, relu_part_start(call, k), relu_part_start(call, k + 1));
 }
 
 #if RELU_HAVE_THREADS
@@ -108,32 +108,32 @@ typedef struct relu_pool relu_pool;
 
 typedef struct {
     relu_pool *pool;
-    int id;                          /* 0, 1, ...: takes part in a job when id < active */
+    int id;                          /* 0, 1, ...: takes part in a call when id < active */
     unsigned long start_generation;  /* the pool's generation when this worker was started */
 } relu_worker;
 
 /*
- * A job is posted by bumping `generation` (under `lock`); every thread then claims chunks one at
- * a time from `claim`, whose high 32 bits carry the job's generation and low 32 bits the next
- * chunk: a worker that wakes up after its job has ended cannot claim a chunk of the next one.
- * `done` counts finished chunks; the caller waits for it to reach the job's parts.
+ * A call is posted by bumping `generation` (under `lock`); every thread then claims parts one at
+ * a time from `claim`, whose high 32 bits carry the call's generation and low 32 bits the next
+ * part: a worker that wakes up after its call has ended cannot claim a part of the next one.
+ * `done` counts finished parts; the caller waits for it to reach the call's parts.
  *
  * Waking a sleeping thread costs tens of microseconds in a virtual machine (~25 us measured in a
  * KVM guest: the idle vCPU has to be scheduled again), as much as 1 MiB of work. So a worker
- * that finishes a job, and the caller waiting for the last chunk, first spin (with a pause
+ * that finishes a call, and the caller waiting for the last part, first spin (with a pause
  * instruction) for up to the tuning's spin_ns before sleeping on the condition variables:
  * back-to-back large calls then start at once, at the price of at most spin_ns of CPU per thread
  * after each large call (onnxruntime and OpenMP workers spin for milliseconds).
  */
 struct relu_pool {
     pthread_mutex_t lock;
-    pthread_cond_t wake;             /* a new job: generation changed */
-    pthread_cond_t finished;         /* done reached the job's parts */
-    atomic_ulong generation;         /* incremented (under lock) for every job */
+    pthread_cond_t wake;             /* a new call: generation changed */
+    pthread_cond_t finished;         /* done reached the call's parts */
+    atomic_ulong generation;         /* incremented (under lock) for every call */
     atomic_int nworkers;             /* started so far; only grows (written by the flag's holder,
                                         read without it by relu_pool_workers) */
-    int active;                      /* workers 0 .. active-1 take part in the current job */
-    relu_job job;
+    int active;                      /* workers 0 .. active-1 take part in the current call */
+    relu_call call;
     _Atomic(uint64_t) claim;
     atomic_int done;
     relu_worker workers[RELU_MAX_THREADS];
@@ -149,43 +149,43 @@ struct relu_pool {
  *  - caller to caller: taking relu_pool_busy is an acquire CAS and giving it back a release
  *    store, so the pool a previous holder created or grew (relu_pool_instance, every worker's
  *    record, the mutex and condition variables) is complete for the next holder.
- *  - caller to workers: the job (pool->job, active) is written under pool->lock and the
- *    generation is bumped, with a release store, under the same lock; a worker reads the job
+ *  - caller to workers: the call (pool->call, active) is written under pool->lock and the
+ *    generation is bumped, with a release store, under the same lock; a worker reads the call
  *    under the lock after seeing the new generation (under the lock, or by an acquire load while
- *    spinning and then taking the lock), so it reads this job's fields, and the caller's writes
+ *    spinning and then taking the lock), so it reads this call's fields, and the caller's writes
  *    to the input before the call (in program order before the lock) are visible to it. The
  *    claim word is stored (release) before the generation, so a worker that sees the new
  *    generation also sees the claim word tagged with it.
- *  - claims: a chunk is handed out by an acq_rel CAS on `claim`, so each chunk goes to exactly
+ *  - claims: a part is handed out by an acq_rel CAS on `claim`, so each part goes to exactly
  *    one thread, and a worker that woke late for an old generation finds the tag changed.
- *  - workers to caller: each worker finishes its chunk's stores and then counts it with an
+ *  - workers to caller: each worker finishes its part's stores and then counts it with an
  *    acq_rel fetch_add on `done`; the caller waits for `done` to reach the parts with acquire
  *    loads (spinning) or under the lock (after the worker's signal under the same lock), so
  *    every store to the output happens before the caller returns it to Python. Streaming stores
- *    are weakly ordered even on x86-64: the kernel ends each chunk's streaming loop with a store
- *    fence (relu_kernel.c) before the chunk is counted.
+ *    are weakly ordered even on x86-64: the kernel ends each part's streaming loop with a store
+ *    fence (relu_kernel.c) before the part is counted.
  *  - relu_pool_workers (a report) reads the instance with an acquire load and the count
  *    relaxed, without the flag: it may see a count that is just out of date, never a torn one.
  */
 static _Atomic(relu_pool *) relu_pool_instance = NULL; /* written only by the flag's holder */
 static atomic_int relu_pool_busy = 0;
 
-/* Run chunks of the job of `generation` until none is left; returns when there is nothing to claim. */
+/* Run parts of the call of `generation` until none is left; returns when there is nothing to claim. */
 static void
-relu_work(relu_pool *pool, const relu_job *job, unsigned long generation)
+relu_work(relu_pool *pool, const relu_call *call, unsigned long generation)
 {
     const uint64_t tag = (uint64_t)(uint32_t)generation << 32;
     uint64_t current = atomic_load_explicit(&pool->claim, memory_order_acquire);
     for (;;) {
-        if ((current & ~(uint64_t)UINT32_MAX) != tag || (uint32_t)current >= (uint32_t)job->parts) {
+        if ((current & ~(uint64_t)UINT32_MAX) != tag || (uint32_t)current >= (uint32_t)call->parts) {
             return;
         }
         if (!atomic_compare_exchange_weak_explicit(&pool->claim, &current, current + 1,
                                                    memory_order_acq_rel, memory_order_acquire)) {
             continue; /* `current` was reloaded */
         }
-        relu_job_run_chunk(job, (int)(uint32_t)current);
-        if (atomic_fetch_add_explicit(&pool->done, 1, memory_order_acq_rel) + 1 == job->parts) {
+        relu_call_run_part(call, (int)(uint32_t)current);
+        if (atomic_fetch_add_explicit(&pool->done, 1, memory_order_acq_rel) + 1 == call->parts) {
             pthread_mutex_lock(&pool->lock);
             pthread_cond_signal(&pool->finished);
             pthread_mutex_unlock(&pool->lock);
@@ -259,9 +259,9 @@ relu_worker_main(void *arg)
         }
         seen = atomic_load_explicit(&pool->generation, memory_order_relaxed);
         if (self->id < pool->active) {
-            const relu_job job = pool->job;
+            const relu_call call = pool->call;
             pthread_mutex_unlock(&pool->lock);
-            relu_work(pool, &job, seen);
+            relu_work(pool, &call, seen);
             pthread_mutex_lock(&pool->lock);
         }
     }
@@ -333,7 +333,7 @@ relu_pool_get(int workers)
 }
 
 int
-relu_pool_run(const relu_job *job, int threads)
+relu_pool_run(const relu_call *call, int threads)
 {
     int expected = 0;
     if (!atomic_compare_exchange_strong_explicit(&relu_pool_busy, &expected, 1,
@@ -350,7 +350,7 @@ relu_pool_run(const relu_job *job, int threads)
     pthread_mutex_lock(&pool->lock);
     const unsigned long generation =
         atomic_load_explicit(&pool->generation, memory_order_relaxed) + 1;
-    pool->job = *job;
+    pool->call = *call;
     pool->active = workers;
     atomic_store_explicit(&pool->done, 0, memory_order_relaxed);
     atomic_store_explicit(&pool->claim, (uint64_t)(uint32_t)generation << 32, memory_order_release);
@@ -358,11 +358,11 @@ relu_pool_run(const relu_job *job, int threads)
     pthread_cond_broadcast(&pool->wake);
     pthread_mutex_unlock(&pool->lock);
 
-    relu_work(pool, job, generation);
+    relu_work(pool, call, generation);
 
-    if (!relu_spin_until_reached(&pool->done, job->parts, RELU_LOAD(relu_tuning.spin_ns))) {
+    if (!relu_spin_until_reached(&pool->done, call->parts, RELU_LOAD(relu_tuning.spin_ns))) {
         pthread_mutex_lock(&pool->lock);
-        while (atomic_load_explicit(&pool->done, memory_order_acquire) < job->parts) {
+        while (atomic_load_explicit(&pool->done, memory_order_acquire) < call->parts) {
             pthread_cond_wait(&pool->finished, &pool->lock);
         }
         pthread_mutex_unlock(&pool->lock);
@@ -409,9 +409,9 @@ relu_pool_workers(void)
 }
 #else
 int
-relu_pool_run(const relu_job *job, int threads)
+relu_pool_run(const relu_call *call, int threads)
 {
-    (void)job;
+    (void)call;
     (void)threads;
     return 0;
 }

@@ -19,7 +19,7 @@
 /* Threads pay from about 2 MiB outputs: waking a sleeping worker costs ~25 us in a KVM guest
  * (BENCHMARKS.md, "Waking a sleeping thread is expensive in this VM"). */
 #define RELU_DEFAULT_PARALLEL_BYTES ((ptrdiff_t)2 << 20)
-#define RELU_DEFAULT_MIN_CHUNK_BYTES ((ptrdiff_t)256 << 10)
+#define RELU_DEFAULT_MIN_PART_BYTES ((ptrdiff_t)256 << 10)
 /* How long pool threads spin before sleeping (see struct relu_pool in relu_pool.c). */
 #define RELU_DEFAULT_SPIN_NS ((ptrdiff_t)100000)
 /* Pages the streaming-store loop walks side by side, by vendor (relu_default_nt_streams). */
@@ -29,7 +29,7 @@
 RELU_API relu_settings relu_tuning = {
     .num_threads = 1,
     .parallel_bytes = RELU_DEFAULT_PARALLEL_BYTES,
-    .min_chunk_bytes = RELU_DEFAULT_MIN_CHUNK_BYTES,
+    .min_part_bytes = RELU_DEFAULT_MIN_PART_BYTES,
     .nt_bytes = PTRDIFF_MAX,
     .spin_ns = RELU_DEFAULT_SPIN_NS,
     .nt_streams = RELU_DEFAULT_NT_STREAMS,
@@ -382,7 +382,7 @@ relu_default_thresholds(const relu_caches *caches, relu_vendor vendor)
 {
     relu_thresholds defaults = {
         .parallel_bytes = RELU_DEFAULT_PARALLEL_BYTES,
-        .min_chunk_bytes = RELU_DEFAULT_MIN_CHUNK_BYTES,
+        .min_part_bytes = RELU_DEFAULT_MIN_PART_BYTES,
         .nt_bytes = relu_default_nt_bytes(caches, vendor),
         .spin_ns = RELU_DEFAULT_SPIN_NS,
         .nt_streams = relu_default_nt_streams(vendor),

@@ -94,7 +94,7 @@ RELU_API int relu_set_num_threads(int count);
 /*
  * The thresholds and the spin time, one field per RELU_FOR_EACH_SIZE_SETTING entry, in its order
  * (what each is: src/onnx_relu/_spec.py): parallel_bytes (from this output size a call is shared
- * with the thread pool), min_chunk_bytes (smallest chunk a call is cut into for the pool's
+ * with the thread pool), min_part_bytes (smallest part a call is cut into for the pool's
  * threads), nt_bytes (from this output size an out-of-place call streams its stores), spin_ns
  * (how long the pool's threads spin for the next call, then sleep), nt_streams (how many 4 KiB
  * pages the streaming-store loop walks side by side; 0 and 1: one sequential stream). A negative

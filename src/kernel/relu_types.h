@@ -34,7 +34,7 @@
  */
 #define RELU_FOR_EACH_SIZE_SETTING(X)                                                              \
     X(parallel_threshold, parallel_bytes)                                                          \
-    X(min_chunk, min_chunk_bytes)                                                                  \
+    X(min_chunk, min_part_bytes)                                                                   \
     X(nt_threshold, nt_bytes)                                                                      \
     X(spin_ns, spin_ns)                                                                            \
     X(nt_streams, nt_streams)

@@ -70,7 +70,7 @@ SETTINGS: tuple[tuple[str, str, str, str], ...] = (
     ("parallel_threshold", "parallel_bytes",
      "output size in bytes from which a call is shared with the thread pool (0: every call)",
      "fixed, where threads pay (BENCHMARKS.md)"),
-    ("min_chunk", "min_chunk_bytes", "smallest chunk in bytes a call is cut into for the pool",
+    ("min_chunk", "min_part_bytes", "smallest part in bytes a call is cut into for the pool",
      "fixed"),
     ("nt_threshold", "nt_bytes",
      "output size in bytes from which an out-of-place call uses streaming stores (0: every call)",

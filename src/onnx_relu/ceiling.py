@@ -1,6 +1,6 @@
 """The copy ceiling: how fast this machine moves bytes the way relu writes its output.
 
-:func:`copy_ceiling` is the kernel's own loops, chunks, threads and store choice without the
+:func:`copy_ceiling` is the kernel's own loops, parts, threads and store choice without the
 compare: the fastest any relu can be on this machine, which a program can time next to its relu
 calls (``onnx-relu bench`` compares relu with it, so a ratio near 1 says relu runs at the speed
 of moving its bytes).

@@ -6,7 +6,7 @@ smaller calls run on the calling thread. The count is process-wide: it comes fro
 process, and :func:`set_num_threads` or :func:`num_threads` change it.
 
 The kernel's other settings (the output sizes from which it uses threads and streaming stores,
-the smallest chunk a thread gets, the streaming-store instruction set, how long idle threads
+the smallest part a thread gets, the streaming-store instruction set, how long idle threads
 spin) and what it detected about the machine (cache sizes) are read with :func:`kernel_tuning`
 and changed with :func:`set_kernel_tuning` or, inside a ``with`` statement,
 :func:`kernel_tuned` (a program that knows its arrays better than the defaults do; with

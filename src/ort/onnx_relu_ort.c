@@ -23,7 +23,7 @@
  * int16, int64, opsets 1-5), leaving the rest, with their fusions, to onnxruntime. See
  * docs/onnx-integration.md.
  *
- * Threads: a large Relu is cut into chunks that onnxruntime's intra-op pool runs
+ * Threads: a large Relu is cut into parts that onnxruntime's intra-op pool runs
  * (KernelContext_ParallelFor), so the library uses the threads the session was given
  * (SessionOptions.intra_op_num_threads) and keeps no pool of its own; onnx_relu_ort_set_num_threads
  * switches to the kernel's own pool of a fixed size instead (for comparisons).
@@ -223,16 +223,16 @@ enum { RELU_ORT_STACK_DIMS = 16 };
 /* Threads the kernel's own pool uses instead of the session's (0: the session's pool). */
 static RELU_ATOMIC(int) relu_ort_own_threads;
 
-/* Most chunks one call is planned for on the session's pool: onnxruntime shares them out among
- * however many threads the session has (the kernel cuts no chunk under its smallest size). */
+/* Most parts one call is split into on the session's pool: onnxruntime shares them out among
+ * however many threads the session has (the kernel cuts no part under its smallest size). */
 enum { RELU_ORT_POOL_THREADS = 64 };
 
-/* relu_runner.parallel_for on onnxruntime's intra-op pool: chunk k of the call is fn(job, k). */
+/* relu_runner.parallel_for on onnxruntime's intra-op pool: part k of the call is fn(call, k). */
 static int
-relu_ort_parallel_for(void *context, void (*chunk)(void *job, size_t k), void *job, size_t parts)
+relu_ort_parallel_for(void *context, void (*part)(void *call, size_t k), void *call, size_t parts)
 {
     OrtStatus *status =
-        relu_ort_api->KernelContext_ParallelFor((const OrtKernelContext *)context, chunk, parts, 0, job);
+        relu_ort_api->KernelContext_ParallelFor((const OrtKernelContext *)context, part, parts, 0, call);
     if (status != NULL) {
         relu_ort_api->ReleaseStatus(status);
         return 0; /* nothing ran: the kernel computes the call itself */
@@ -493,7 +493,7 @@ RegisterCustomOps(OrtSessionOptions *options, const OrtApiBase *base)
     return api->AddSessionConfigEntry(options, RELU_ORT_REGISTERED_KEY, "1");
 }
 
-/* Threads for one large Relu: 0 (the default) runs its chunks on the session's intra-op pool,
+/* Threads for one large Relu: 0 (the default) runs its parts on the session's intra-op pool,
  * 1..RELU_MAX_THREADS on the kernel's own pool of that many threads instead (its own copy of the
  * kernel: separate from the NumPy module's). Returns the previous setting, or -1 for a count
  * outside 0..RELU_MAX_THREADS (nothing changed). */

@@ -37,7 +37,7 @@ TINY_BENCH = ("--quick", "--types", "int8", "--sizes", "6", "--threads", "1", "-
 )
 def test_thread_count_outside_the_kernels_range_is_a_usage_error(tmp_path, args):
     write_tensor(tmp_path / "x.npy", np.array([-1.0, 2.0], np.float32))
-    onnx.save(relu_model("float32", 14), tmp_path / "model.onnx")  # a valid job but for N
+    onnx.save(relu_model("float32", 14), tmp_path / "model.onnx")  # a valid command but for N
     before = folder_state(tmp_path)
     done = run_cli(*args, cwd=tmp_path)
     assert_cli_error(done, 2, f"argument --threads: must be an integer in 1..{MAX_THREADS}")
@@ -103,7 +103,7 @@ SIGINT_AT_IMPORT = textwrap.dedent(
         # line parses its arguments first, and --version, --help need neither)
         ("numpy", ("apply", "x.npy", "y.npy")),
         ("onnx_relu._relu", ("apply", "x.npy", "y.npy")),
-        ("onnx_relu.cli.apply", ("--help",)),  # while the command's modules are imported
+        ("onnx_relu.cli.apply_command", ("--help",)),  # while the command's modules are imported
         ("onnx_relu.bench", ("bench", *TINY_BENCH, "--json", "", "--no-plot")),  # in main
         ("onnx_relu.files", ("apply", "x.npy", "y.npy")),  # in the guarded work
     ],

@@ -1,6 +1,6 @@
 """``onnx-relu apply`` on a file much larger than the memory it uses, and killed mid-write.
 
-The input is a 512 MiB float32 .npy (a 4 MiB block of mixed-sign values with NaNs and -0.0,
+The input is a 512 MiB float32 .npy (a 4 MiB tile of mixed-sign values with NaNs and -0.0,
 repeated). The child process reports its own peak resident memory (getrusage), which must stay
 below a quarter of the file: memory does not grow with the file.
 
@@ -49,36 +49,36 @@ sys.exit(status)
 """
 
 
-def _block() -> np.ndarray:
+def _tile() -> np.ndarray:
     return mixed_values(np.float32, BLOCK_BYTES // 4)
 
 
-def _header(block: np.ndarray) -> bytes:
+def _header(tile: np.ndarray) -> bytes:
     import io
 
     buffer = io.BytesIO()
-    shape = (FILE_BYTES // block.nbytes, block.size)
+    shape = (FILE_BYTES // tile.nbytes, tile.size)
     np.lib.format.write_array_header_1_0(
         buffer, {"descr": "<f4", "fortran_order": False, "shape": shape}
     )
     return buffer.getvalue()
 
 
-def _write_tiled(path: Path, block: np.ndarray) -> None:
+def _write_tiled(path: Path, tile: np.ndarray) -> None:
     with open(path, "wb") as file:
-        file.write(_header(block))
-        for _ in range(FILE_BYTES // block.nbytes):
-            file.write(block.tobytes())
+        file.write(_header(tile))
+        for _ in range(FILE_BYTES // tile.nbytes):
+            file.write(tile.tobytes())
 
 
-def _is_tiled(path: Path, block: np.ndarray) -> bool:
-    """True if the file is exactly the header followed by ``block`` repeated."""
-    header = _header(block)
-    expected = block.tobytes()
+def _is_tiled(path: Path, tile: np.ndarray) -> bool:
+    """True if the file is exactly the header followed by ``tile`` repeated."""
+    header = _header(tile)
+    expected = tile.tobytes()
     with open(path, "rb") as file:
         if file.read(len(header)) != header:
             return False
-        for _ in range(FILE_BYTES // block.nbytes):
+        for _ in range(FILE_BYTES // tile.nbytes):
             if file.read(len(expected)) != expected:
                 return False
         return file.read(1) == b""
@@ -86,10 +86,10 @@ def _is_tiled(path: Path, block: np.ndarray) -> bool:
 
 @pytest.fixture(scope="module")
 def big_input(tmp_path_factory) -> tuple[Path, np.ndarray]:
-    block = _block()
+    tile = _tile()
     path = tmp_path_factory.mktemp("big") / "x.npy"
-    _write_tiled(path, block)
-    yield path, block
+    _write_tiled(path, tile)
+    yield path, tile
     path.unlink()  # pytest keeps the last runs' folders: no need to keep 512 MiB in each
 
 
@@ -113,25 +113,25 @@ def _peak_rss(*args: object) -> tuple[int, subprocess.CompletedProcess]:
 
 
 def test_apply_peak_memory_is_far_below_the_file_size(big_input, tmp_path):
-    path, block = big_input
+    path, tile = big_input
     baseline, _ = _peak_rss("--help")  # numpy and the command's modules, no work
     peak, done = _peak_rss("apply", path, tmp_path / "y.npy")
     assert done.returncode == 0, done.stderr
     assert os.path.getsize(path) > FILE_BYTES
     assert peak < PEAK_RSS_BOUND, f"peak RSS {peak >> 20} MiB for a {FILE_BYTES >> 20} MiB file"
     assert peak - baseline < 64 << 20  # what apply adds to a bare interpreter: a few windows
-    assert _is_tiled(tmp_path / "y.npy", expected_relu(block))
-    assert _is_tiled(path, block)
+    assert _is_tiled(tmp_path / "y.npy", expected_relu(tile))
+    assert _is_tiled(path, tile)
 
 
 def test_apply_in_place_peak_memory_is_far_below_the_file_size(tmp_path):
-    block = _block()
+    tile = _tile()
     path = tmp_path / "x.npy"
-    _write_tiled(path, block)
+    _write_tiled(path, tile)
     peak, done = _peak_rss("apply", "--in-place", path)
     assert done.returncode == 0, done.stderr
     assert peak < PEAK_RSS_BOUND, f"peak RSS {peak >> 20} MiB for a {FILE_BYTES >> 20} MiB file"
-    assert _is_tiled(path, expected_relu(block))
+    assert _is_tiled(path, expected_relu(tile))
 
 
 MID_WRITE_BYTES = 32 << 20  # signal once this much of the output has been written
@@ -166,19 +166,19 @@ def _start_and_stop_mid_write(src: Path, dst: Path, signum: int) -> tuple[int, s
 
 
 def test_sigkill_mid_write_leaves_no_out_and_in_unchanged(big_input, tmp_path):
-    path, block = big_input
+    path, tile = big_input
     out = tmp_path / "y.npy"
     status, _ = _start_and_stop_mid_write(path, out, signal.SIGKILL)
     assert status == -signal.SIGKILL  # killed while writing, not after finishing
     assert not out.exists()
     leftovers = os.listdir(tmp_path)  # SIGKILL allows no cleanup: at most the hidden temporary
     assert all(name.startswith(".y.npy.") and name.endswith(TEMP_SUFFIX) for name in leftovers)
-    assert _is_tiled(path, block)
+    assert _is_tiled(path, tile)
 
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
 def test_sigterm_or_ctrl_c_mid_write_cleans_up_and_keeps_old_out(big_input, tmp_path, signum):
-    path, block = big_input
+    path, tile = big_input
     out = tmp_path / "y.npy"
     out.write_bytes(b"the previous result")
     status, stderr = _start_and_stop_mid_write(path, out, signum)
@@ -188,4 +188,4 @@ def test_sigterm_or_ctrl_c_mid_write_cleans_up_and_keeps_old_out(big_input, tmp_
     assert "Traceback" not in stderr
     assert os.listdir(tmp_path) == ["y.npy"]  # temporary removed
     assert out.read_bytes() == b"the previous result"
-    assert _is_tiled(path, block)
+    assert _is_tiled(path, tile)

@@ -300,12 +300,12 @@ def test_check_summary_line_only_on_a_terminal(model_tree):
         written = b""
         while True:
             try:
-                chunk = os.read(controller, 4096)
+                piece = os.read(controller, 4096)
             except OSError:  # EIO: the terminal's other side is closed and drained
                 break
-            if not chunk:
+            if not piece:
                 break
-            written += chunk
+            written += piece
     finally:
         if terminal >= 0:
             os.close(terminal)

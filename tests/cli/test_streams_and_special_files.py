@@ -57,7 +57,7 @@ def test_apply_to_a_slow_nonblocking_pipe_writes_every_byte(tmp_path, unbuffered
             stdin=stdin,
             unbuffered=unbuffered,
             nonblocking=True,
-            chunk=65536,
+            read_bytes=65536,
             delay_s=0.002,
             cwd=tmp_path,
         )

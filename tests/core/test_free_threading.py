@@ -34,7 +34,7 @@ from tests.support.values import mixed_values
 
 KIB = 1 << 10
 #: The thresholds for the duration (output bytes): outputs of 32 KiB and more are split over
-#: the pool in chunks of at least 4 KiB, of 128 KiB and more streamed, of 16 KiB and more taken
+#: the pool in parts of at least 4 KiB, of 128 KiB and more streamed, of 16 KiB and more taken
 #: from the output cache.
 TUNING = {
     "parallel_threshold": 32 * KIB,

@@ -46,7 +46,7 @@ def test_zarr_job_logs_itself_and_keeps_the_cluster_out(tmp_path, caplog):
         result = _zarr_job(tmp_path)
     assert result.min() == 0.0
     ours = [r.getMessage() for r in caplog.records if r.name == "onnx_relu"]
-    assert len(ours) == 2 and "4 blocks" in ours[0] and "done in" in ours[1]
+    assert len(ours) == 2 and "4 tasks" in ours[0] and "done in" in ours[1]
     cluster = [r for r in caplog.records if r.name.startswith("distributed")]
     assert all(r.levelno >= logging.WARNING for r in cluster), [r.getMessage() for r in cluster]
     assert logging.getLogger("distributed").level == before  # restored

@@ -1,9 +1,9 @@
-"""out= overlapping the input, on every path of the kernel: threads, streaming stores, chunks.
+"""out= overlapping the input, on every path of the kernel: threads, streaming stores, parts.
 
 NumPy copies an operand when a forward element-by-element pass would read an input element
 after it was overwritten (the output lies after the input). When the output starts before the
 input it hands both to the loop as they are, trusting a forward pass. The kernel must then not
-cut the call into chunks run by several threads, nor walk several pages side by side: both
+cut the call into parts run by several threads, nor walk several pages side by side: both
 write some output elements before reading input elements that share their bytes.
 
 These tests force the kernel's thresholds to 0 (every call threaded and streaming) as well as
@@ -25,7 +25,7 @@ from tests.support.oracle import as_bits, expected_relu, mismatch_report
 from tests.support.values import mixed_values
 
 # Element counts around the 64-byte lines, the 16 KiB blocks of the streaming loops and the
-# chunk splits, up to several blocks per thread.
+# splits into parts, up to several per thread.
 SIZES = [33, 1000, 4099, 40_000]
 THREADS = [1, 2, 4]
 NEVER = 1 << 62

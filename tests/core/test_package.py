@@ -1,4 +1,4 @@
-"""The package as installed: import cost, the main job, docstring and README examples."""
+"""The package as installed: import cost, the demo, docstring and README examples."""
 
 import doctest
 import subprocess
@@ -85,7 +85,7 @@ def test_ufunc_identity():
     assert (onnx_relu.relu_ufunc.nin, onnx_relu.relu_ufunc.nout) == (1, 1)
 
 
-def test_main_job_runs_the_spec_examples():
+def test_the_demo_runs_the_spec_examples():
     result = run_python("-m", "onnx_relu")
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()

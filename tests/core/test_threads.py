@@ -4,7 +4,7 @@ Every result is compared, bit for bit, with the tests' vectorised oracle
 (tests/support/oracle.py), which decodes the IEEE fields with numpy (sign bit, exponent,
 mantissa) and never runs the kernel's compare. The kernel's thresholds are lowered through
 ``onnx_relu.tuning.set_kernel_tuning`` so that the thread pool, the streaming stores of every
-ISA this CPU runs and the chunk boundaries are reached with small arrays; one test also runs at
+ISA this CPU runs and the part boundaries are reached with small arrays; one test also runs at
 the default thresholds.
 """
 
@@ -34,7 +34,7 @@ from tests.support.values import mixed_values
 
 TYPES = TYPE_NAMES
 # Element counts that straddle the 64-byte lines and the 16 KiB blocks (4 pages) of the
-# streaming loops, and the chunk splits.
+# streaming loops, and the splits into parts.
 SIZES = [0, 1, 2, 3, 7, 31, 32, 33, 63, 64, 65, 127, 129, 255, 256, 1000, 4097, 40_000]
 
 ISAS = isas_up_to(kernel_tuning()["best_nt_isa"])[1:]  # streaming levels this machine runs
@@ -133,7 +133,7 @@ CONFIGS = (
 @pytest.mark.parametrize("name", TYPES)
 @pytest.mark.parametrize(("threads", "isa"), CONFIGS, ids=lambda v: str(v))
 def test_every_path_matches_the_oracle(name, threads, isa, restore_tuning):
-    # Every call is split (no size threshold, no minimum chunk) and, with an ISA, streams: in
+    # Every call is split (no size threshold, no minimum part) and, with an ISA, streams: in
     # groups of 4 pages side by side on 1 thread, in one sequential stream on 2, in groups of 3
     # on 3 (nt_streams), whatever this machine's vendor chose. With 2 threads the pool's threads
     # never spin (they sleep at once between calls).
@@ -207,7 +207,7 @@ def test_threaded_equals_serial_at_the_default_thresholds(name, restore_tuning):
         assert results[1].tobytes() == results[2].tobytes()
 
 
-def test_chunk_boundaries_of_many_threads(restore_tuning):
+def test_part_boundaries_of_many_threads(restore_tuning):
     """More threads than elements per line: empty and single-element ranges must be right."""
     set_kernel_tuning(parallel_threshold=0, min_chunk=0, nt_threshold=0)
     rng = np.random.default_rng(7)

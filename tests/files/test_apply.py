@@ -216,15 +216,47 @@ def test_apply_looks_at_each_path_at_most_twice(tmp_path, out_exists):
 
 
 def test_in_place_with_dask_is_refused(tmp_path):
-    from onnx_relu.errors import FileArgumentError
-    from onnx_relu.files.plan import Names, plan_apply
+    """The plan words its refusal with its own parameters' names; a caller with other names
+    for them (the command line's) words the same error with its own."""
+    import pickle
 
-    names = Names(dst="OUT", in_place="--in-place", dask="--dask")
-    with pytest.raises(
-        FileArgumentError, match=r"^--in-place works on \.npy files, not with --dask$"
-    ):
-        with plan_apply(tmp_path / "in.zarr", in_place=True, dask=True, names=names):
+    from onnx_relu.errors import FileArgumentError
+    from onnx_relu.files.plan import OptionError, plan_apply
+
+    with pytest.raises(OptionError) as raised:
+        with plan_apply(tmp_path / "in.zarr", in_place=True, dask=True):
             pass
+    assert isinstance(raised.value, FileArgumentError)
+    assert str(raised.value) == "in_place=True works on .npy files, not with dask"
+    names = {"dst": "OUT", "in_place": "--in-place", "dask": "--dask"}
+    assert raised.value.worded(names) == "--in-place works on .npy files, not with --dask"
+    copy = pickle.loads(pickle.dumps(raised.value))
+    assert (str(copy), copy.worded(names)) == (str(raised.value), raised.value.worded(names))
+
+
+def test_an_option_error_keeps_the_paths_as_they_are(tmp_path):
+    """Braces in a path are the path's, not places for names."""
+    from onnx_relu.files.plan import OptionError, plan_apply
+
+    src = str(tmp_path / "{dask}{0}.npy")
+    with pytest.raises(OptionError) as raised:
+        with plan_apply(src, tmp_path / "y.zarr", dask=True):
+            pass
+    assert str(raised.value) == f"with dask, src must be a Zarr store named *.zarr, got {src!r}"
+    worded = raised.value.worded({"dst": "OUT", "in_place": "--in-place", "dask": "--dask"})
+    assert worded == f"with --dask, src must be a Zarr store named *.zarr, got {src!r}"
+
+
+def test_the_plan_takes_none_of_the_command_lines_presentation():
+    """The command line's labels, ``-`` and early path checks travel on the endpoints it
+    passes, and its option names only word the plan's errors: ``plan_apply`` has no
+    parameter for any of them."""
+    import inspect
+
+    from onnx_relu.files.plan import plan_apply
+
+    parameters = set(inspect.signature(plan_apply).parameters)
+    assert not parameters & {"names", "check_paths", "dash_is_stdio"}, parameters
 
 
 @pytest.mark.parametrize("out_name", ["y.npy", "y.pb"])

@@ -284,7 +284,7 @@ def test_pb_of_a_type_no_relu_allows_is_read_but_refused_by_relu_and_apply(tmp_p
     assert TensorProto.FromString(path.read_bytes()).data_type == data_type
     (tmp_path / "out.pb").write_bytes(PREVIOUS_OUT)
     before = folder_state(tmp_path)
-    array = read_tensor(path)  # read exactly: refusing is Relu's job, not the reader's
+    array = read_tensor(path)  # read exactly: refusing is Relu's business, not the reader's
     assert array.shape == values.shape
     with pytest.raises(UnsupportedTypeError) as raised:
         relu(array)

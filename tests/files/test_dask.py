@@ -39,13 +39,13 @@ BIG_CHUNK_BYTES = 16 << 20
 
 
 def tasks_counter():
-    """A dask array source that counts the non-empty blocks it produces (tasks run)."""
+    """A dask array source that counts the non-empty chunks it produces (tasks run)."""
     produced = []
 
-    def source(block):
-        if block.size:
-            produced.append(block.size)
-        return block
+    def source(chunk):
+        if chunk.size:
+            produced.append(chunk.size)
+        return chunk
 
     return produced, source
 
@@ -118,14 +118,14 @@ def mixed_float32(start: int, count: int) -> np.ndarray:
     return index.view(np.float32)
 
 
-def mixed_float32_block(block_info=None) -> np.ndarray:
-    """One block of that array, made on the worker that needs it."""
+def mixed_float32_chunk(block_info=None) -> np.ndarray:
+    """One chunk of that array, made on the worker that needs it."""
     info = block_info[None]
     return mixed_float32(info["array-location"][0][0], info["chunk-shape"][0])
 
 
 def count_mismatches(result: np.ndarray, block_info=None) -> np.ndarray:
-    """Compare one block of the result with the reference computed afresh on the worker;
+    """Compare one chunk of the result with the reference computed afresh on the worker;
     return [wrong elements, elements checked]."""
     start = block_info[0]["array-location"][0][0]
     expected = expected_relu(mixed_float32(start, result.size))
@@ -152,15 +152,15 @@ def test_cluster_processes_an_array_four_times_a_workers_memory(cluster_client):
 
     workers_before = set(cluster_client.scheduler_info()["workers"])
     elements, chunk = BIG_ARRAY_BYTES // 4, BIG_CHUNK_BYTES // 4
-    blocks = ((chunk,) * (elements // chunk),)
-    x = da.map_blocks(mixed_float32_block, dtype=np.float32, chunks=blocks)
+    chunks = ((chunk,) * (elements // chunk),)
+    x = da.map_blocks(mixed_float32_chunk, dtype=np.float32, chunks=chunks)
     y = relu(x)
     checked = y.map_blocks(count_mismatches, dtype=np.int64, chunks=((2,) * y.numblocks[0],))
     started = time.perf_counter()
     counts = cluster_client.compute(checked).result().reshape(-1, 2)
     seconds = time.perf_counter() - started
     assert counts.shape[0] == BIG_ARRAY_BYTES // BIG_CHUNK_BYTES
-    assert counts[:, 1].sum() == elements  # every element was checked, block by block
+    assert counts[:, 1].sum() == elements  # every element was checked, chunk by chunk
     assert counts[:, 0].sum() == 0
     assert set(cluster_client.scheduler_info()["workers"]) == workers_before  # none restarted
     peaks = cluster_client.run(peak_rss_bytes)

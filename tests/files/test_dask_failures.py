@@ -70,7 +70,7 @@ def test_paused_workers_are_reported_after_the_stall_timeout(paused_client, tmp_
     started = time.monotonic()
     with pytest.raises(
         TimeoutError,
-        match=r"no block of the Dask job completed for 2 s \(0 of 4"
+        match=r"no task of the Dask job completed for 2 s \(0 of 4"
         r" done\): 1 of 1 workers are paused because their memory use passed",
     ):
         relu_zarr(
@@ -112,7 +112,7 @@ def _truncate_chunk(store: Path, index: int | str) -> None:
 
 
 def test_a_truncated_chunk_is_named_and_no_temporary_store_remains(client, tmp_path):
-    """300 blocks on 2 workers; block (1,) is cut short. The job fails while other blocks are
+    """300 chunks on 2 workers; chunk (1,) is cut short. The job fails while other chunks are
     still being written; once relu_zarr has returned, and a while later, no temporary store
     exists (until this round running tasks recreated it after its removal)."""
     make_store(tmp_path / "in.zarr", ramp_values(300 * 4096), chunks=(4096,))
@@ -122,7 +122,7 @@ def test_a_truncated_chunk_is_named_and_no_temporary_store_remains(client, tmp_p
     with pytest.raises(ChunkError) as raised:
         relu_zarr(tmp_path / "in.zarr", tmp_path / "out.zarr", client=client)
     message = str(raised.value)
-    assert "block (1,) (elements [4096:8192]) of the Zarr store" in message
+    assert "region (1,) (elements [4096:8192]) of the Zarr store" in message
     assert str(tmp_path / "in.zarr") in message
     for _ in range(2):
         assert folder_state(tmp_path) == before
@@ -134,7 +134,7 @@ def test_apply_dask_names_the_truncated_chunk_on_one_line(client, tmp_path):
     _truncate_chunk(tmp_path / "in.zarr", "2/0")  # zarr 3 chunk files: c/<row>/<column>
     before = folder_state(tmp_path)
     done = apply_dask(tmp_path, "--scheduler", client.scheduler.address)
-    assert_cli_error(done, 2, "block (2, 0) (elements [4:6, 0:4096]) of the Zarr store")
+    assert_cli_error(done, 2, "region (2, 0) (elements [4:6, 0:4096]) of the Zarr store")
     assert done.stderr.count("\n") == 1, done.stderr
     assert folder_state(tmp_path) == before
 

@@ -1,6 +1,6 @@
 """An input file shortened while ``apply`` / ``relu_file`` reads it (issue 13, item 7).
 
-Until this round the chunked ``.npy`` path memory-mapped the input: a file shortened before a
+Until this round the windowed ``.npy`` path memory-mapped the input: a file shortened before a
 window was mapped gave numpy's ``ValueError: mmap length is greater than file size`` (a
 traceback from the command), and one shortened after gave SIGBUS, which killed the process and
 left its temporary file. The windows are now read; a short read is an

@@ -11,7 +11,7 @@
  *    input and for the output, contiguous and out of place: in the phase at the default tuning
  *    every (input, output) offset pair; in the forced phases every offset of each with the
  *    other at 0 (so every output alignment, which decides the streaming loops' first lines and
- *    the chunk boundaries, meets every misalignment of the input against it); plus unaligned
+ *    the part boundaries, meets every misalignment of the input against it); plus unaligned
  *    operands (not on an element boundary: no streaming stores, any address);
  *  - the same sizes and offsets in place, in place strided, and strided (gaps and negative
  *    strides);
@@ -19,8 +19,8 @@
  *    passes without a copy, and after it), by 1 to 255 elements, strided and reversed;
  *  - the copy ceiling (relu_copy_ceiling), disjoint and in place, streaming and regular;
  *  - in the forced phases sizes of 16 KiB to 300 KB too, so that the streaming loops run their
- *    page blocks inside each chunk; at the default tuning sizes around the parallel threshold.
- * Phases: thresholds forced to 0 (every call cut into chunks for 2 threads and written with
+ *    groups of pages inside each part; at the default tuning sizes around the parallel threshold.
+ * Phases: thresholds forced to 0 (every call cut into parts for 2 threads and written with
  * streaming stores), once per streaming-store ISA this CPU has and once with regular stores;
  * streaming stores on one thread; and the tuning relu_kernel_init chose, with 2 threads.
  * --each-offset takes each offset rather than every pair at the default tuning too (quicker).
@@ -495,7 +495,7 @@ copies_of_size(tally *tl, const char *phase, size_t bytes, size_t in_off, size_t
 
 enum { SMALL_SIZES = 258 };
 static const ptrdiff_t SMALL_SHIFTS[] = {1, 2, 3, 7, 16, 63, 64, 65, 255};
-/* Sizes in bytes whose chunks (16 of them at 2 threads, thresholds 0) still reach the page
+/* Sizes in bytes whose parts (16 of them at 2 threads, thresholds 0) still reach the page
  * groups of the streaming loops (16 KiB at 4 streams), and the groups' edges on one thread. */
 static const ptrdiff_t MEDIUM_BYTES[] = {16384, 16384 + 64 + 8, 3 * 16384 + 100, 300000};
 static const ptrdiff_t LARGE_SHIFTS[] = {1, 64};
@@ -561,10 +561,10 @@ sweep_around(tally *tl, const char *phase, ptrdiff_t bytes)
     copies_of_size(tl, phase, (size_t)bytes + 3, 5, 0);
 }
 
-/* Every call threaded (chunks of any size) and streaming in groups of 4 pages; the spin time as
+/* Every call threaded (parts of any size) and streaming in groups of 4 pages; the spin time as
  * it is. */
 static const relu_thresholds FORCED = {
-    .parallel_bytes = 0, .min_chunk_bytes = 0, .nt_bytes = 0, .spin_ns = -1, .nt_streams = 4};
+    .parallel_bytes = 0, .min_part_bytes = 0, .nt_bytes = 0, .spin_ns = -1, .nt_streams = 4};
 
 static void
 set_tuning(int threads, relu_thresholds thresholds, relu_isa isa)

@@ -29,9 +29,9 @@ NUMPY_C_DTYPES = {
 
 def kernel_types() -> list[str]:
     header = (SOURCES / "kernel" / "relu_types.h").read_text()
-    block = re.search(r"#define RELU_FOR_EACH_TYPE\(X\)(.*?)\n\n", header, re.DOTALL)
-    assert block is not None, "RELU_FOR_EACH_TYPE not found in relu_types.h"
-    return re.findall(r"X\((\w+),", block.group(1))
+    macro = re.search(r"#define RELU_FOR_EACH_TYPE\(X\)(.*?)\n\n", header, re.DOTALL)
+    assert macro is not None, "RELU_FOR_EACH_TYPE not found in relu_types.h"
+    return re.findall(r"X\((\w+),", macro.group(1))
 
 
 def numpy_module_dtypes() -> dict[str, str]:

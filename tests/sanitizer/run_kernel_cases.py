@@ -522,7 +522,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             phases.append((f"{count} threads", count, small, sparse))
             phases.append((f"{count} threads, large", count, large_sizes, large_offsets))
-    # Thresholds lowered to 0 and chunks to 64 bytes: every small size is split across the
+    # Thresholds lowered to 0 and parts to 64 bytes: every small size is split across the
     # pool and written with streaming stores, once per streaming code path of this CPU.
     for isa in isas:
         phase = f"2 threads, streaming {isa}, thresholds 0"

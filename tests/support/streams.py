@@ -83,7 +83,7 @@ def run_to_pipe(
     stdin: bytes | None = None,
     unbuffered: bool = True,
     nonblocking: bool = False,
-    chunk: int = 4096,
+    read_bytes: int = 4096,
     delay_s: float = 0.0,
     close_after: int | None = None,
     cwd: Path | None = None,
@@ -93,7 +93,7 @@ def run_to_pipe(
     """Run the command with its standard output on a pipe whose reader this helper is.
 
     ``nonblocking``: the pipe's write end is ``O_NONBLOCK`` (a write may take part of its data
-    or fail with ``EAGAIN``); the reader takes ``chunk`` bytes at a time, waiting ``delay_s``
+    or fail with ``EAGAIN``); the reader takes ``read_bytes`` bytes at a time, waiting ``delay_s``
     between reads (a slow reader keeps the pipe full); ``close_after``: the reader closes its
     end once it has that many bytes (a reader that goes away, as ``head -c`` does).
     """
@@ -135,7 +135,7 @@ def run_to_pipe(
         while time.monotonic() < deadline:
             if close_after is not None and len(received) >= close_after:
                 break
-            piece = reader.read(chunk)
+            piece = reader.read(read_bytes)
             if not piece:
                 break
             received += piece

@@ -29,7 +29,7 @@ PNG with one panel per type (matplotlib, imported only to draw). The harness rep
 only: ``benchmarks/targets.py`` in the repository holds the performance targets and checks a run's
 JSON against them.
 
-The modules, by job: :mod:`.cases` (sizes, types, data, onnx-relu's and the ceilings' variants),
+The modules, by role: :mod:`.cases` (sizes, types, data, onnx-relu's and the ceilings' variants),
 :mod:`.peers` (numpy, onnxruntime, torch), :mod:`.timing` (batches, rounds, overheads),
 :mod:`.measure` (the run and its ratios), :mod:`.report` (tables, JSON, plot), :mod:`.scan`
 (``--scan``: the streaming-store and threading thresholds of this machine, and the environment

@@ -3,7 +3,7 @@
 
 The models are built here with ``onnx.helper``, shaped as exporters write them:
 
-- ``cnn``: a torch-style CNN, input [N, 3, 32, 32]: two blocks of Conv 3x3 (16, then 32
+- ``cnn``: a torch-style CNN, input [N, 3, 32, 32]: two stages of Conv 3x3 (16, then 32
   channels, bias, pad 1) + Relu + MaxPool 2x2, then Flatten and a Gemm to 10 classes (what
   ``torch.onnx.export`` writes for ``nn.Sequential(Conv2d, ReLU, MaxPool2d, ...)``);
 - ``mlp``: an sklearn-style MLP(256, 128) on 784 features: Gemm + Relu, Gemm + Relu, Gemm to 10
@@ -26,7 +26,7 @@ Variants (onnxruntime's intra-op threads = ``--threads`` in each):
 Timing: every variant of one model and batch is timed interleaved (each round runs each variant
 ``calls`` times back to back, after a pause for onnxruntime's spinning workers). Two figures per
 variant: the median CPU time of a call (``time.process_time``, every thread of the process: on a
-machine shared with other jobs it moves far less than wall time, and at one intra-op thread it
+machine shared with other processes it moves far less than wall time, and at one intra-op thread it
 is the work done; at more threads it includes onnxruntime's workers spinning) and the best
 wall-clock time of a call. Ratios are time / stock's time (lower is better; for bfloat16, which
 stock cannot run, time / the library's). The outputs of every variant are checked against
@@ -95,26 +95,26 @@ def build_model(name: str, kind: str, seed: int = 0) -> Any:
 
     if name == "cnn":
         x, channels, side = "input", 3, 32
-        for block, out_channels in enumerate((16, 32)):
-            w = weight(f"conv{block}.weight", (out_channels, channels, 3, 3), channels * 9)
-            b = weight(f"conv{block}.bias", (out_channels,), channels * 9)
+        for stage, out_channels in enumerate((16, 32)):
+            w = weight(f"conv{stage}.weight", (out_channels, channels, 3, 3), channels * 9)
+            b = weight(f"conv{stage}.bias", (out_channels,), channels * 9)
             nodes.append(
                 helper.make_node(
-                    "Conv", [x, w, b], [f"conv{block}"], pads=[1, 1, 1, 1], name=f"conv{block}"
+                    "Conv", [x, w, b], [f"conv{stage}"], pads=[1, 1, 1, 1], name=f"conv{stage}"
                 )
             )
-            r = relu(f"conv{block}", f"relu{block}")
+            r = relu(f"conv{stage}", f"relu{stage}")
             nodes.append(
                 helper.make_node(
                     "MaxPool",
                     [r],
-                    [f"pool{block}"],
+                    [f"pool{stage}"],
                     kernel_shape=[2, 2],
                     strides=[2, 2],
-                    name=f"pool{block}",
+                    name=f"pool{stage}",
                 )
             )
-            x, channels, side = f"pool{block}", out_channels, side // 2
+            x, channels, side = f"pool{stage}", out_channels, side // 2
         nodes.append(helper.make_node("Flatten", [x], ["flat"], name="flatten"))
         features = channels * side * side
         w = weight("fc.weight", (10, features), features)

@@ -101,7 +101,7 @@ SUMMARY_ROWS = [
 
 #: The types onnxruntime's CPU provider has Relu kernels for (opset 14): the summary's ratios to
 #: onnxruntime are medians over these only. float16 is left out: onnxruntime runs it through
-#: Cast nodes it inserts, a different job; bfloat16, int16 and int64 it does not run at all.
+#: Cast nodes it inserts, a different computation; bfloat16, int16 and int64 it does not run at all.
 ORT_KERNEL_TYPES = ("float32", "float64", "int8", "int32")
 #: Ratios that involve onnxruntime (restricted to :data:`ORT_KERNEL_TYPES` in the summary).
 _ORT_RATIOS = ("out / onnxruntime", "backend run / onnxruntime run")

@@ -9,7 +9,7 @@ out-of-place relu and prints the environment settings that would reproduce what 
    streaming starts to win; the scan's crossover is the smallest size from which streaming
    wins at that size and every larger one (ratio >= 1).
 2. Threads: 1 thread against N threads (N = the CPUs available), every call split (threshold
-   0; chunks of at least the default 256 KiB), from 256 KiB to 16 MiB, back to back and with
+   0; parts of at least the default 256 KiB), from 256 KiB to 16 MiB, back to back and with
    the pool asleep (2 ms between calls, as calls spaced by other work find it). The crossover
    is the smallest size from which N threads win by at least 5 % asleep, at that size and
    every larger one.

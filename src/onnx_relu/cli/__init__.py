@@ -1,9 +1,10 @@
 """The ``onnx-relu`` command (also ``python -m onnx_relu``).
 
-One module per subcommand (:mod:`.demo`, :mod:`.apply`, :mod:`.run`, :mod:`.check`,
-:mod:`.legalize`, :mod:`.bench`), each with ``add_command(commands)``, which adds its parser and
-sets its ``handler``, and ``run``; ``_subcommands()`` lists them, so a new subcommand is one
-module and one list entry. What they share (exit statuses, signals, the one guarded runner,
+One module per subcommand, named ``COMMAND_command`` (:mod:`.demo_command`,
+:mod:`.apply_command`, :mod:`.run_command`, :mod:`.check_command`, :mod:`.legalize_command`,
+:mod:`.bench_command`), each with ``add_command(commands)``, which adds its parser and sets its
+``handler``, and ``run``; ``_subcommands()`` lists them, so a new subcommand is one module and
+one list entry. What they share (exit statuses, signals, the one guarded runner,
 path checks) is in :mod:`._common`. With no subcommand the demo runs. Importing this package
 imports none of the optional packages: each subcommand imports what it needs when it runs.
 
@@ -69,9 +70,23 @@ exit status: 0 success, 1 failure (a check failed or the job could not be done),
 def _subcommands() -> tuple[ModuleType, ...]:
     """The subcommands' modules, in the order ``--help`` lists them; each has ``add_command``,
     which adds its parser and sets ``handler``, and ``run``."""
-    from . import apply, bench, check, demo, legalize, run
+    from . import (
+        apply_command,
+        bench_command,
+        check_command,
+        demo_command,
+        legalize_command,
+        run_command,
+    )
 
-    return (demo, apply, run, check, legalize, bench)
+    return (
+        demo_command,
+        apply_command,
+        run_command,
+        check_command,
+        legalize_command,
+        bench_command,
+    )
 
 
 class _PrintVersion(argparse.Action):
@@ -190,18 +205,18 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(argv: list[str]) -> int:
-    from . import bench, demo
+    from . import bench_command, demo_command
     from ._common import broken_pipe, interrupted_outside_work
 
     try:
         if argv[:1] == ["bench"]:
-            return bench.run(argv[1:])
+            return bench_command.run(argv[1:])
         parser = build_parser()
         try:
             args = _parse(parser, argv)
         except SystemExit as exc:  # argparse exits on --help, --version and usage errors
             return exc.code if isinstance(exc.code, int) else EXIT_USAGE
-        handler: Callable[[argparse.Namespace], int] = getattr(args, "handler", demo.run)
+        handler: Callable[[argparse.Namespace], int] = getattr(args, "handler", demo_command.run)
         return _flushed(handler(args))
     except BrokenPipeError:  # a command that prints without run_guarded (the demo, bench)
         return broken_pipe(f"{PROG} bench" if argv[:1] == ["bench"] else PROG)

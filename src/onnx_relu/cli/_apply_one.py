@@ -1,5 +1,5 @@
 """One IN and one OUT of ``onnx-relu apply``: the options' own combinations checked, and the
-job run; what :mod:`.apply` (one pair) and :mod:`._many` (many files) both call."""
+job run; what :mod:`.apply_command` (one pair) and :mod:`._many` (many files) both call."""
 
 from __future__ import annotations
 
@@ -11,6 +11,9 @@ from collections.abc import Iterator
 from ._common import EXIT_OK, UsageError, thread_limit
 
 __all__ = ["check_options", "apply_one"]
+
+#: What the command calls the plan's options (:data:`onnx_relu.files.plan.OPTION_NAMES`).
+_OPTION_NAMES = {"dst": "OUT", "in_place": "--in-place", "dask": "--dask"}
 
 
 def check_options(args: argparse.Namespace) -> None:
@@ -49,30 +52,39 @@ def distributed_logs_quiet() -> Iterator[None]:
 def apply_one(args: argparse.Namespace, source: str, destination: str | None) -> int:
     """Relu from ``source`` to ``destination`` (None: in place, or missing) with the options of
     ``args``: the job of ``apply IN OUT``; raises as :func:`onnx_relu.files.plan.plan_apply`."""
-    from ..files.plan import Names, plan_apply
-    from ..io.endpoint import Endpoint
+    from ..errors import FileArgumentError
+    from ..files.formats import is_zarr_name
+    from ..files.plan import OptionError, plan_apply
+    from ..io.endpoint import STDIO, Endpoint
     from ._progress_bar import progress_bar
 
-    # The command line's labels and its '-' are said here, on the endpoints it hands the plan.
-    source_end = Endpoint.input(source, "IN", dash_is_stdio=True)
+    # The command line's labels, its '-' and its early checks are said here, on the endpoints
+    # it hands the plan; the plan's refusals of options are worded with the command's names.
+    source_end = Endpoint.input(source, "IN", dash_is_stdio=True, checked=True)
     destination_end = (
-        None if destination is None else Endpoint.output(destination, "OUT", dash_is_stdio=True)
+        None
+        if destination is None
+        else Endpoint.output(destination, "OUT", dash_is_stdio=True, checked=True)
     )
-    with (
-        plan_apply(
-            source_end,
-            destination_end,
-            in_place=args.in_place,
-            dask=args.dask,
-            stream_format=args.format,
-            opset=args.opset,
-            scheduler=args.scheduler,
-            stall_timeout=args.stall_timeout,
-            check_paths=True,
-            names=Names(dst="OUT", in_place="--in-place", dask="--dask"),
-        ) as plan,
-        contextlib.ExitStack() as stack,
-    ):
+    stdio = STDIO in (source, destination)
+    if not args.dask and not stdio and any(is_zarr_name(p) for p in (source, destination or "")):
+        raise FileArgumentError("Zarr stores are processed on Dask: add --dask")
+    with contextlib.ExitStack() as stack:
+        try:
+            plan = stack.enter_context(
+                plan_apply(
+                    source_end,
+                    destination_end,
+                    in_place=args.in_place,
+                    dask=args.dask,
+                    stream_format=args.format,
+                    opset=args.opset,
+                    scheduler=args.scheduler,
+                    stall_timeout=args.stall_timeout,
+                )
+            )
+        except OptionError as exc:
+            raise FileArgumentError(exc.worded(_OPTION_NAMES)) from None
         progress = None
         if not plan.stdio:  # (no progress bar for a pipe's job)
             description = f"relu {os.path.basename(source.rstrip('/'))}"

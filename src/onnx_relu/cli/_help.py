@@ -4,10 +4,10 @@ The descriptions and epilogs of the parsers are written as paragraphs separated 
 A paragraph's prose lines are joined and wrapped to the terminal's width (argparse's: the
 ``COLUMNS`` variable or the terminal's, less 2), never leaving one word alone on a line. Lines
 indented by two spaces are examples, kept as written: ``COMMAND  # comment`` puts the comment
-beside the command, in one column for the block, where every comment of the block fits so,
-and above its command (wrapped) where they do not; a command longer than the width is continued
-on the next line with ``\\``, as a shell reads it. :func:`help_text` is the help of a command
-at a given width, which docs/cli.md shows (``make cli-docs`` writes it there).
+beside the command, in one column for a group of examples, where every comment of the group
+fits so, and above its command (wrapped) where they do not; a command longer than the width
+is continued on the next line with ``\\``, as a shell reads it. :func:`help_text` is the help
+of a command at a given width, which docs/cli.md shows (``make cli-docs`` writes it there).
 
 Private to :mod:`onnx_relu.cli`; only the standard library (textwrap when help is formatted).
 
@@ -63,9 +63,9 @@ def wrap(text: str, width: int, indent: str = "", rest: str = "") -> list[str]:
 
 
 def _examples(lines: list[str], width: int, indent: str) -> list[str]:
-    """An example block laid out at ``width``: every comment beside its command, in one column,
-    where all of them fit; each above its command (wrapped) otherwise. A command longer than
-    the width is continued with ``\\``."""
+    """A group of example lines laid out at ``width``: every comment beside its command, in one
+    column, where all of them fit; each above its command (wrapped) otherwise. A command longer
+    than the width is continued with ``\\``."""
     examples = []
     for line in lines:
         command, _, comment = line.strip().partition(COMMENT.strip() + " ")
@@ -113,17 +113,17 @@ def layout(text: str, width: int, indent: str = "") -> str:
     """A description or an epilog laid out at ``width`` (see the module's docstring)."""
     out: list[str] = []
     for paragraph in text.strip("\n").split("\n\n"):
-        block: list[str] = []  # consecutive lines of one kind: prose or examples
+        group: list[str] = []  # consecutive lines of one kind: prose or examples
         for line in paragraph.split("\n") + [""]:
             example = line.startswith("  ") and line.strip() != ""
-            if block and (not line or example != block[0].startswith("  ")):
-                if block[0].startswith("  "):
-                    out += _examples(block, width, indent)
+            if group and (not line or example != group[0].startswith("  ")):
+                if group[0].startswith("  "):
+                    out += _examples(group, width, indent)
                 else:
-                    out += wrap(" ".join(block), width, indent, indent)
-                block = []
+                    out += wrap(" ".join(group), width, indent, indent)
+                group = []
             if line:
-                block.append(line)
+                group.append(line)
         out.append("")
     return "\n".join(out).rstrip("\n")
 

@@ -18,7 +18,7 @@ import os
 from collections.abc import Callable
 
 from .._text import printable
-from ..files.formats import TENSOR_FORMATS
+from ..files.formats import TENSOR_FORMATS, is_zarr_name
 from ._common import EXIT_OK, PROG, USER_ERRORS, UsageError, note, run_guarded
 
 #: The command's name in messages.
@@ -39,17 +39,13 @@ def is_many(args: argparse.Namespace) -> bool:
     source, target = paths
     if target.endswith(("/", os.sep)):
         return True
-    if all(_tensor_name(path) for path in paths) or _zarr_name(source):
+    if all(_tensor_name(path) for path in paths) or is_zarr_name(source):
         return False
     return os.path.isdir(source) or os.path.isdir(target)
 
 
 def _tensor_name(path: str) -> bool:
     return os.path.splitext(path)[1].lower() in TENSOR_FORMATS
-
-
-def _zarr_name(path: str) -> bool:
-    return path.rstrip("/" + os.sep).lower().endswith(".zarr")
 
 
 def plan_pairs(args: argparse.Namespace) -> tuple[list[tuple[str, str]], str, int]:

@@ -10,7 +10,7 @@ import os
 
 from ..errors import UnsupportedFileFormatError
 
-__all__ = ["TENSOR_FORMATS", "tensor_format"]
+__all__ = ["TENSOR_FORMATS", "tensor_format", "is_zarr_name"]
 
 #: File suffix (lower case) -> tensor format name.
 TENSOR_FORMATS: dict[str, str] = {".npy": "npy", ".pb": "pb"}
@@ -39,3 +39,15 @@ def tensor_format(path: str | bytes | os.PathLike[str] | os.PathLike[bytes]) -> 
             f"cannot tell the tensor format of {name!r}: the name must end in"
             " .npy (NumPy) or .pb (ONNX TensorProto)"
         ) from None
+
+
+def is_zarr_name(path: str) -> bool:
+    """Whether ``path`` is named like a Zarr store: ``*.zarr``, with or without a trailing
+    separator (a Zarr store is a folder, and no tensor format's suffix).
+
+    Examples
+    --------
+    >>> is_zarr_name("in.zarr/"), is_zarr_name("x.npy")
+    (True, False)
+    """
+    return path.rstrip("/\\").lower().endswith(".zarr")

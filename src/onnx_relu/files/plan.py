@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, BinaryIO
 
@@ -38,9 +38,9 @@ from ..io.endpoint import (
     refuse_terminal_output,
     written_as,
 )
-from ..io.identity import open_classified, refuse_overlap
+from ..io.identity import SameObjectError, open_classified, refuse_overlap
 from ..io.streams import Prefixed, open_input
-from .formats import TENSOR_FORMATS, tensor_format
+from .formats import TENSOR_FORMATS, is_zarr_name, tensor_format
 from .jobs import DEFAULT_CHUNK_BYTES as _DEFAULT_WINDOW
 from .jobs.in_place import InPlaceJob
 from .jobs.stream import MemoryJob, NpySource, PbSource, StreamJob
@@ -54,8 +54,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_CHUNK_BYTES",
-    "Names",
-    "LIBRARY_NAMES",
+    "OPTION_NAMES",
+    "OptionError",
     "ApplyPlan",
     "plan_apply",
 ]
@@ -65,30 +65,47 @@ __all__ = [
 DEFAULT_CHUNK_BYTES = _DEFAULT_WINDOW
 
 
-@dataclass(frozen=True)
-class Names:
-    """What the options of a plan are called in its messages (its paths are called what
-    their endpoints say: :attr:`~onnx_relu.io.endpoint.Endpoint.what`).
+#: What :func:`plan_apply`'s messages call its options: ``dst`` (the destination where it is
+#: missing; elsewhere its endpoint's :attr:`~onnx_relu.io.endpoint.Endpoint.what` serves),
+#: ``in_place`` and ``dask``. A caller with other names for them (the command line's ``OUT``,
+#: ``--in-place``, ``--dask``) words an :class:`OptionError` with its own.
+OPTION_NAMES: Mapping[str, str] = {"dst": "dst", "in_place": "in_place=True", "dask": "dask"}
+
+
+class OptionError(FileArgumentError):
+    """Arguments of :func:`plan_apply` that do not go together (a ``ValueError``). Its message
+    names the options as :data:`OPTION_NAMES` does; :meth:`worded` says it with a caller's own
+    names for them, so that the plan holds the rule and its wording, and the caller only its
+    names.
 
     Attributes
     ----------
-    dst : str
-        The destination where it is missing (elsewhere its endpoint's name serves).
-    in_place : str
-        The option that rewrites the source in place.
-    dask : str, optional
-        The option that selects Dask. Where it is given, a ``*.zarr`` name without it is
-        refused with a message naming it; None: such a name is only a suffix no tensor format
-        has.
+    template : str
+        The message, with ``{dst}``, ``{in_place}`` and ``{dask}`` where it names an option
+        and ``{NAME}`` where it holds one of :attr:`values`.
+    values : dict of str to str
+        The rest of the message: the paths and their roles, as they are.
+
+    Examples
+    --------
+    >>> error = OptionError("{in_place} rewrites {source} itself", {"source": "src"})
+    >>> str(error)
+    'in_place=True rewrites src itself'
+    >>> error.worded({"dst": "OUT", "in_place": "--in-place", "dask": "--dask"})
+    '--in-place rewrites src itself'
     """
 
-    dst: str = "dst"
-    in_place: str = "in_place=True"
-    dask: str | None = None
+    def __init__(self, template: str, values: Mapping[str, str] | None = None) -> None:
+        self.template = template
+        self.values = dict(values or {})
+        super().__init__(self.worded(OPTION_NAMES))
 
+    def __reduce__(self) -> tuple[type[OptionError], tuple[str, dict[str, str]]]:
+        return type(self), (self.template, self.values)
 
-#: The names of :func:`onnx_relu.files.relu_file`'s arguments.
-LIBRARY_NAMES = Names()
+    def worded(self, names: Mapping[str, str]) -> str:
+        """The message with ``names`` (keys ``dst``, ``in_place``, ``dask``) for the options."""
+        return self.template.format_map({**self.values, **names})
 
 
 @dataclass(frozen=True)
@@ -143,8 +160,6 @@ def plan_apply(
     chunk_bytes: int | None = None,
     scheduler: str | None = None,
     stall_timeout: float | None = None,
-    check_paths: bool = False,
-    names: Names = LIBRARY_NAMES,
 ) -> Iterator[ApplyPlan]:
     """Plan Relu from ``src`` to ``dst`` (or of ``src`` in place), checking everything first;
     yield the plan, with the source open, for :meth:`ApplyPlan.run`.
@@ -153,11 +168,14 @@ def plan_apply(
     ----------
     src, dst : str, os.PathLike or Endpoint
         ``.npy`` or ``.pb`` files in any combination (with ``dask``, Zarr stores named
-        ``*.zarr``); a caller that classified them already (the command line, whose labels
-        and ``-`` for standard input or output they carry) passes its
-        :class:`~onnx_relu.io.endpoint.Endpoint`. Omit ``dst`` with ``in_place``. ``dst`` is
-        never ``src`` itself, a folder holding it or a path inside it, by whatever path
-        (compared by identity: :func:`~onnx_relu.io.identity.refuse_overlap`).
+        ``*.zarr``); a caller that classified them already (the command line, whose labels,
+        ``-`` for standard input or output and checks they carry) passes its
+        :class:`~onnx_relu.io.endpoint.Endpoint`: one that is
+        :attr:`~onnx_relu.io.endpoint.Endpoint.checked` is refused before anything is opened
+        if it cannot be used (missing, unreadable, a folder that is not writable), with
+        :class:`~onnx_relu.errors.FileArgumentError` naming it. Omit ``dst`` with
+        ``in_place``. ``dst`` is never ``src`` itself, a folder holding it or a path inside it,
+        by whatever path (compared by identity: :func:`~onnx_relu.io.identity.refuse_overlap`).
     in_place : bool
         Rewrite ``src`` (a regular ``.npy`` file) instead of writing ``dst``.
     dask : bool
@@ -171,13 +189,6 @@ def plan_apply(
         The size of the windows of ``.npy`` data (None: :data:`DEFAULT_CHUNK_BYTES`).
     scheduler, stall_timeout
         With ``dask``: as for :func:`.jobs.zarr_dask.relu_zarr` (None: its defaults).
-    check_paths : bool
-        Refuse, before anything is opened, a source that is missing, a folder or unreadable,
-        and a destination whose folder is missing or not writable, with
-        :class:`~onnx_relu.errors.FileArgumentError` naming them (the command line's way);
-        False: these surface as the ``OSError`` of opening them.
-    names : Names
-        What messages call the options.
 
     Yields
     ------
@@ -186,9 +197,11 @@ def plan_apply(
 
     Raises
     ------
+    OptionError
+        (a :class:`~onnx_relu.errors.FileArgumentError`) for arguments that do not go together.
     FileArgumentError
-        (a ``ValueError``) for arguments that do not go together, a ``dst`` that would change
-        ``src``, and with ``check_paths`` for the paths above.
+        (a ``ValueError``) for a ``dst`` that would change ``src``, and for checked endpoints'
+        paths as above.
     UnsupportedFileFormatError
         for a name whose suffix names no tensor format, standard input that is not ``.npy``
         without ``stream_format``, and a tensor too large for a ``.pb`` destination.
@@ -215,7 +228,7 @@ def plan_apply(
     ...     pass
     Traceback (most recent call last):
     ...
-    onnx_relu.errors.FileArgumentError: in_place=True rewrites src itself: pass no dst
+    onnx_relu.files.plan.OptionError: in_place=True rewrites src itself: pass no dst
     """
     chunk_bytes = DEFAULT_CHUNK_BYTES if chunk_bytes is None else chunk_bytes
     if chunk_bytes < 1:
@@ -229,35 +242,35 @@ def plan_apply(
     destination = (
         dst if dst is None or isinstance(dst, Endpoint) else Endpoint.output(_decoded(dst), "dst")
     )
-    _refuse_combinations(source, destination, in_place, dask, names)
+    _refuse_combinations(source, destination, in_place, dask)
     if destination is not None:  # by identity, before anything is opened
-        same_file_hint = (
-            f" (or {names.in_place} to rewrite {source.what} itself)"
-            if source.kind is PathKind.REGULAR and not (dask or in_place)
-            else ""
-        )
-        refuse_overlap(source, destination, hint=same_file_hint)
+        try:
+            refuse_overlap(source, destination)
+        except SameObjectError as exc:
+            if source.kind is not PathKind.REGULAR or dask or in_place:
+                raise
+            raise OptionError(
+                "{refusal} (or {in_place} to rewrite {source} itself)",
+                {"refusal": str(exc), "source": source.what},
+            ) from None
     if dask:
-        yield _dask_plan(
-            source, destination, in_place, opset, scheduler, stall_timeout, check_paths, names
-        )
+        yield _dask_plan(source, destination, in_place, opset, scheduler, stall_timeout)
         return
     src_format = None if source.is_stdio else tensor_format(source.path)
     if in_place:
         if destination is not None:
-            raise FileArgumentError(
-                f"{names.in_place} rewrites {source.what} itself: pass no {destination.what}"
+            raise OptionError(
+                "{in_place} rewrites {source} itself: pass no {destination}",
+                {"source": source.what, "destination": destination.what},
             )
-        with _in_place_plan(source, src_format, opset, chunk_bytes, check_paths, names) as plan:
+        with _in_place_plan(source, src_format, opset, chunk_bytes) as plan:
             yield plan
         return
     if destination is None:
-        raise FileArgumentError(
-            f"{names.dst} is required (or {names.in_place} to rewrite {source.what})"
+        raise OptionError(
+            "{dst} is required (or {in_place} to rewrite {source})", {"source": source.what}
         )
-    with _stream_plan(
-        source, src_format, destination, stream_format, opset, chunk_bytes, check_paths
-    ) as plan:
+    with _stream_plan(source, src_format, destination, stream_format, opset, chunk_bytes) as plan:
         yield plan
 
 
@@ -266,30 +279,17 @@ def _decoded(path: str | os.PathLike[str]) -> str:
     return os.fsdecode(os.fspath(path))
 
 
-def _zarr_name(path: str) -> bool:
-    return path.rstrip("/\\").lower().endswith(".zarr")
-
-
 def _refuse_combinations(
-    source: Endpoint, destination: Endpoint | None, in_place: bool, dask: bool, names: Names
+    source: Endpoint, destination: Endpoint | None, in_place: bool, dask: bool
 ) -> None:
     """The arguments that do not go together, refused before any path is opened."""
     stdin, stdout = source.is_stdio, destination is not None and destination.is_stdio
     if in_place and stdin:
-        raise FileArgumentError(
-            f"{names.in_place} rewrites a .npy file; it cannot rewrite standard input ('-')"
-        )
+        raise OptionError("{in_place} rewrites a .npy file; it cannot rewrite standard input ('-')")
     if dask and (stdin or stdout):
-        raise FileArgumentError(
-            f"{names.dask or 'dask'} works on Zarr stores, not on standard input or output ('-')"
-        )
+        raise OptionError("{dask} works on Zarr stores, not on standard input or output ('-')")
     if destination is None and stdin:
-        raise FileArgumentError(f"{names.dst} is required: a file name, or - for standard output")
-    zarr_named = _zarr_name(source.path) or (
-        destination is not None and _zarr_name(destination.path)
-    )
-    if not dask and names.dask and not (stdin or stdout) and zarr_named:
-        raise FileArgumentError(f"Zarr stores are processed on Dask: add {names.dask}")
+        raise OptionError("{dst} is required: a file name, or - for standard output")
 
 
 def _dask_plan(
@@ -299,25 +299,24 @@ def _dask_plan(
     opset: int | None,
     scheduler: str | None,
     stall_timeout: float | None,
-    check_paths: bool,
-    names: Names,
 ) -> ApplyPlan:
     """The plan of a Zarr store on Dask: only names and paths are checked here; the store's
     type is checked by :func:`.jobs.zarr_dask.relu_zarr` before any cluster work."""
     from .jobs.zarr_dask import STALL_TIMEOUT_S, ZarrJob
 
-    dask = names.dask or "dask"
     if in_place:
-        raise FileArgumentError(f"{names.in_place} works on .npy files, not with {dask}")
+        raise OptionError("{in_place} works on .npy files, not with {dask}")
     if destination is None:
-        raise FileArgumentError(f"{names.dst} is required with {dask}: the Zarr store to write")
+        raise OptionError("{dst} is required with {dask}: the Zarr store to write")
     for end in (source, destination):
-        if not _zarr_name(end.path):
-            raise FileArgumentError(
-                f"with {dask}, {end.what} must be a Zarr store named *.zarr, got {end.path!r}"
+        if not is_zarr_name(end.path):
+            raise OptionError(
+                "with {dask}, {end} must be a Zarr store named *.zarr, got {path}",
+                {"end": end.what, "path": repr(end.path)},
             )
-    if check_paths:
+    if source.checked:
         source.require_readable(folder=True)
+    if destination.checked:
         destination.require_writable(store=True)
     refusal = store_replacement_refusal(destination.path)
     if refusal is not None:
@@ -334,21 +333,19 @@ def _in_place_plan(
     source: Endpoint,
     src_format: str | None,
     opset: int | None,
-    chunk_bytes: int,
-    check_paths: bool,
-    names: Names,
+    window_bytes: int,
 ) -> Iterator[ApplyPlan]:
     if src_format != "npy":
         raise FileArgumentError(
             f"in-place needs a .npy file; {source.path!r} is a .pb file, whose protobuf"
             " encoding cannot be rewritten in place: write the result to a new file instead"
         )
-    source.require_rewritable(names.in_place if check_paths else None)
+    source.require_rewritable()
     with open_classified(source, "r+b") as file:
         header = read_npy_header(file, source.label)
         check_dtype(header.dtype, opset)
         source = source.with_format("npy")
-        job = InPlaceJob(NpySource(source, file, header, in_order=False), opset, chunk_bytes)
+        job = InPlaceJob(NpySource(source, file, header, in_order=False), opset, window_bytes)
         yield ApplyPlan(source, None, job)
 
 
@@ -359,17 +356,16 @@ def _stream_plan(
     destination: Endpoint,
     stream_format: str | None,
     opset: int | None,
-    chunk_bytes: int,
-    check_paths: bool,
+    window_bytes: int,
 ) -> Iterator[ApplyPlan]:
     """Source to destination: the formats told, the paths checked, the source opened and its
     header (or whole ``.pb`` tensor) read and checked."""
     stdout = destination.is_stdio
     dst_format = None if stdout else tensor_format(destination.path)
-    if check_paths and not source.is_stdio:
+    if source.checked and not source.is_stdio:
         source.require_readable()
-    written = written_as(destination, folder_error=check_paths)  # how OUT is written: once
-    if check_paths and written is Written.ATOMIC_FILE:
+    written = written_as(destination, folder_error=destination.checked)  # how OUT is written
+    if destination.checked and written is Written.ATOMIC_FILE:
         destination.require_replaceable()
     if stdout:
         refuse_terminal_output("binary tensor data", "> y.npy")
@@ -413,7 +409,7 @@ def _stream_plan(
         output = Destination(destination, written)
         job: StreamJob | MemoryJob
         if npy is not None and output.format == "npy":
-            job = StreamJob(npy, output, opset, chunk_bytes)
+            job = StreamJob(npy, output, opset, window_bytes)
         else:
             loaded = npy if npy is not None else pb
             assert loaded is not None

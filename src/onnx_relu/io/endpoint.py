@@ -52,7 +52,7 @@ import enum
 import errno
 import os
 import stat
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from .._paths import absolute_path
 from .._text import printable
@@ -144,6 +144,11 @@ class Endpoint:
         Whether the path is a symbolic link (its kind is its target's).
     stat : os.stat_result or None
         The classification's ``stat`` (a link's target's); None if missing and for ``-``.
+    checked : bool
+        Whether it is a command's argument, which a job refuses before anything is opened when
+        it cannot be used (missing, unreadable, a folder where a file is wanted, in a folder
+        that is not writable), with :class:`~onnx_relu.errors.FileArgumentError` naming it;
+        False leaves those to the ``OSError`` of opening it.
     """
 
     path: str
@@ -153,6 +158,7 @@ class Endpoint:
     what: str = ""
     is_link: bool = False
     stat: os.stat_result | None = field(default=None, repr=False, compare=False)
+    checked: bool = False
 
     @classmethod
     def of(
@@ -163,27 +169,42 @@ class Endpoint:
         dash_is_stdio: bool = False,
         format: str = "",
         stdio_label: str = "standard input or output",
+        checked: bool = False,
     ) -> Endpoint:
         """Classify ``path`` once; ``"-"`` is standard input or output when ``dash_is_stdio``."""
         path = os.fspath(path)
         if dash_is_stdio and path == STDIO:
-            return cls(path, stdio_label, PathKind.STDIO, format, what)
+            return cls(path, stdio_label, PathKind.STDIO, format, what, checked=checked)
         kind, found, is_link = _classify(path)
-        return cls(path, repr(path), kind, format, what, is_link, found)
+        return cls(path, repr(path), kind, format, what, is_link, found, checked)
 
     @classmethod
     def input(
-        cls, path: str | os.PathLike[str], what: str = "input", *, dash_is_stdio: bool = False
+        cls,
+        path: str | os.PathLike[str],
+        what: str = "input",
+        *,
+        dash_is_stdio: bool = False,
+        checked: bool = False,
     ) -> Endpoint:
         """An input (``-``: standard input)."""
-        return cls.of(path, what, dash_is_stdio=dash_is_stdio, stdio_label="standard input")
+        return cls.of(
+            path, what, dash_is_stdio=dash_is_stdio, stdio_label="standard input", checked=checked
+        )
 
     @classmethod
     def output(
-        cls, path: str | os.PathLike[str], what: str = "output", *, dash_is_stdio: bool = False
+        cls,
+        path: str | os.PathLike[str],
+        what: str = "output",
+        *,
+        dash_is_stdio: bool = False,
+        checked: bool = False,
     ) -> Endpoint:
         """An output (``-``: standard output)."""
-        return cls.of(path, what, dash_is_stdio=dash_is_stdio, stdio_label="standard output")
+        return cls.of(
+            path, what, dash_is_stdio=dash_is_stdio, stdio_label="standard output", checked=checked
+        )
 
     def __fspath__(self) -> str:
         # An endpoint is a path-like object: what takes a path takes the endpoint, and where
@@ -207,9 +228,7 @@ class Endpoint:
 
     def with_format(self, format: str) -> Endpoint:
         """The same endpoint holding ``format``."""
-        return Endpoint(
-            self.path, self.label, self.kind, format, self.what, self.is_link, self.stat
-        )
+        return replace(self, format=format)
 
     def refusal(self, allowed: str) -> UnsupportedPathError:
         """The error for a path of a kind that cannot be used; ``allowed`` says what can."""
@@ -356,23 +375,24 @@ class Endpoint:
                 " read from a regular file (its external data is named relative to its folder)"
             )
 
-    def require_rewritable(self, option: str | None = None) -> None:
+    def require_rewritable(self) -> None:
         """Only a regular file is rewritten in place; a missing path or a folder is left to
-        opening it, which says so. With ``option`` (the way rewriting in place was asked for,
-        named in the message) the file must also be readable and writable.
+        opening it, which says so, unless the endpoint is :attr:`checked`: then the file must
+        also be readable and writable.
 
         Raises
         ------
         FileArgumentError
-            with ``option``, for a missing, unreadable or unwritable file, or a folder.
+            where :attr:`checked`, for a missing, unreadable or unwritable file, or a folder.
         UnsupportedPathError
             for a FIFO, a device or a socket.
         """
-        if option is not None:
+        if self.checked:
             self.require_readable()
             if not os.access(self.path, os.W_OK):
                 raise FileArgumentError(
-                    f"{option}: {self.what} {self.path!r} is not writable (permission denied)"
+                    f"{self.what} {self.path!r} is not writable (permission denied): it cannot"
+                    " be rewritten in place"
                 )
         if self.kind not in (PathKind.REGULAR, PathKind.MISSING, PathKind.DIRECTORY):
             raise UnsupportedPathError(

@@ -35,7 +35,7 @@ Examples
 ... # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
-onnx_relu.errors.FileArgumentError: OUT '...y.npy' is IN '...x.npy' itself (...): writing OUT ...
+onnx_relu.io.identity.SameObjectError: OUT '...y.npy' is IN '...x.npy' itself (...): writing OUT ...
 """
 
 from __future__ import annotations
@@ -59,6 +59,7 @@ __all__ = [
     "require_unchanged",
     "refuse_special_entries",
     "refuse_overlap",
+    "SameObjectError",
 ]
 
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
@@ -285,6 +286,11 @@ def _named(endpoint: Endpoint) -> str:
     )
 
 
+class SameObjectError(FileArgumentError):
+    """The destination is the source itself, by whatever path (:func:`refuse_overlap`): the one
+    overlap a caller may offer a way out of, such as rewriting the source in place."""
+
+
 def refuse_overlap(source: Endpoint, destination: Endpoint, *, hint: str = "") -> None:
     """Refuse, before anything is opened, a ``destination`` that would change ``source``.
 
@@ -300,7 +306,8 @@ def refuse_overlap(source: Endpoint, destination: Endpoint, *, hint: str = "") -
     Raises
     ------
     FileArgumentError
-        naming both, in one line.
+        naming both, in one line: :class:`SameObjectError` where the destination is the source
+        itself.
     """
     src, dst = identity_of(source), identity_of(destination)
     ins, out = _named(source), _named(destination)
@@ -315,7 +322,7 @@ def refuse_overlap(source: Endpoint, destination: Endpoint, *, hint: str = "") -
             effect = f"writing {destination.what} would replace {source.what}"
         else:
             effect = f"what is written to {destination.what} would be read back as {source.what}"
-        raise FileArgumentError(
+        raise SameObjectError(
             f"{out} is {ins} itself (the same {_kind_word(dst)}{via}): {effect}; name another"
             f" {destination.what}{hint}"
         )

@@ -567,8 +567,8 @@ class FileBytes:
                     raise OSError
                 done = copy_file_range(self._fd, target_fd, count, position)
             except OSError:  # no such call, or not between these files: through a buffer
-                chunk = self.read(position, position + min(count, 1 << 20))
-                done = os.write(target_fd, chunk)
+                piece = self.read(position, position + min(count, 1 << 20))
+                done = os.write(target_fd, piece)
             if done <= 0:
                 raise ValueError("the file is shorter than when it was opened")
             position += done

@@ -39,7 +39,7 @@ makes is rarely what a deployment pays 1.4x for. ``exact=True`` is one argument 
   Relu nodes :func:`onnx_relu.check_model` finds valid.
 - :func:`ort_run`: ``session.run`` for every type a user can hand it, bfloat16 included.
 
-Threads: the library runs the chunks of a large Relu on the session's intra-op pool
+Threads: the library runs the parts of a large Relu on the session's intra-op pool
 (``SessionOptions.intra_op_num_threads``): a session with one thread runs the library's Relu
 on one thread too, and the library keeps no threads of its own.
 :func:`set_ort_library_num_threads` switches it to a pool of its own of a fixed size instead.

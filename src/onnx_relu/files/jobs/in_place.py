@@ -23,14 +23,14 @@ class InPlaceJob:
 
     source: NpySource
     opset: int | None
-    chunk_bytes: int
+    window_bytes: int
     mode = "in_place"
 
     def run(self, progress: Progress | None = None) -> None:
         """Do the job; ``progress(done_bytes, total_bytes)`` is called as windows complete."""
         header, file, label = self.source.header, self.source.file, self.source.endpoint.label
         for start, window in relu_windows(
-            file, label, header, self.opset, self.chunk_bytes, progress
+            file, label, header, self.opset, self.window_bytes, progress
         ):
             write_window(file, header, start, window)
         os.fsync(file.fileno())

@@ -1,7 +1,7 @@
 """Relu from one tensor file (or stream) to another in one pass: :class:`StreamJob` for ``.npy``
 to ``.npy`` in windows, :class:`MemoryJob` for anything involving ``.pb``.
 
-``.npy`` to ``.npy`` never loads the array: the source is read one window of ``chunk_bytes`` at
+``.npy`` to ``.npy`` never loads the array: the source is read one window of ``window_bytes`` at
 a time into one reused buffer (``os.preadv`` for a regular file, in order for a stream), Relu
 runs in that buffer, and the buffer is written to the destination, so peak memory is one window
 whatever the file's size. The header is copied verbatim (same dtype descr, shape and memory
@@ -69,12 +69,12 @@ class PbSource:
 
 @dataclass(frozen=True)
 class StreamJob:
-    """``.npy`` to ``.npy`` in windows of ``chunk_bytes`` through one reused buffer."""
+    """``.npy`` to ``.npy`` in windows of ``window_bytes`` through one reused buffer."""
 
     source: NpySource
     destination: Destination
     opset: int | None
-    chunk_bytes: int
+    window_bytes: int
     mode = "stream"
 
     def run(self, progress: Progress | None = None) -> None:
@@ -85,7 +85,7 @@ class StreamJob:
             label,
             header,
             self.opset,
-            self.chunk_bytes,
+            self.window_bytes,
             progress,
             in_order=self.source.in_order,
         )

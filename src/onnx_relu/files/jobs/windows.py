@@ -16,16 +16,16 @@ from ..progress import Progress
 __all__ = ["windows", "window_buffer", "read_window", "write_window", "relu_windows", "report"]
 
 
-def windows(header: NpyHeader, chunk_bytes: int) -> Iterator[tuple[int, int]]:
+def windows(header: NpyHeader, window_bytes: int) -> Iterator[tuple[int, int]]:
     """(first element, element count) of each window over the array's data."""
-    per_window = max(1, chunk_bytes // max(header.dtype.itemsize, 1))
+    per_window = max(1, window_bytes // max(header.dtype.itemsize, 1))
     for start in range(0, header.size, per_window):
         yield start, min(per_window, header.size - start)
 
 
-def window_buffer(header: NpyHeader, chunk_bytes: int) -> np.ndarray:
+def window_buffer(header: NpyHeader, window_bytes: int) -> np.ndarray:
     """The one window buffer of a pass."""
-    per_window = chunk_bytes // max(header.dtype.itemsize, 1)
+    per_window = window_bytes // max(header.dtype.itemsize, 1)
     return np.empty(max(1, min(header.size, per_window)), header.dtype)
 
 
@@ -62,7 +62,7 @@ def relu_windows(
     label: str,
     header: NpyHeader,
     opset: int | None,
-    chunk_bytes: int,
+    window_bytes: int,
     progress: Progress | None,
     *,
     in_order: bool = False,
@@ -74,9 +74,9 @@ def relu_windows(
     from ..._api import relu
 
     itemsize = header.dtype.itemsize
-    buffer = window_buffer(header, chunk_bytes)
+    buffer = window_buffer(header, window_bytes)
     report(progress, 0, header.nbytes)
-    for start, count in windows(header, chunk_bytes):
+    for start, count in windows(header, window_bytes):
         window = buffer[:count]
         read_window(file, label, header, start, window, in_order)
         relu(window, out=window, opset=opset)

@@ -14,8 +14,9 @@ output is written to a temporary store next to ``dst`` and renamed to ``dst`` on
 chunk has been written and synced; an existing ``dst`` is replaced only if it is a Zarr store
 (:func:`is_zarr_store`).
 
-Failures: one task per output block reads its region of ``src``, applies Relu and writes it; a
-block that cannot be read raises :class:`ChunkError` naming the block, its elements and ``src``;
+Failures: one task per region of the output (a shard, or a chunk where there are no shards)
+reads that region of ``src``, applies Relu and writes it; a region that cannot be read raises
+:class:`ChunkError` naming the region, its elements and ``src``;
 a chunk that cannot be written (a full disk) raises the ``OSError`` naming the chunk's path.
 When a task fails or the caller is interrupted, the remaining tasks are cancelled and the
 temporary store is renamed away and removed. Tasks still running on the workers (which may
@@ -26,7 +27,7 @@ workers. While the job runs, this process holds an ``flock`` on a lock file in t
 store (:data:`~onnx_relu.files.jobs.zarr_output.OWNER_LOCK`); the kernel releases it when the
 process ends, however it ends, so the next job writing ``dst`` removes a temporary store whose
 lock is free (its job is over: no task of it can write into the store once it is renamed away)
-and leaves one whose lock is held (a live job's). A job during which no block completes for
+and leaves one whose lock is held (a live job's). A job during which no task completes for
 ``stall_timeout`` seconds (:data:`STALL_TIMEOUT_S` by default; workers paused because their
 memory passed dask's pause threshold never run a task) raises :class:`TimeoutError` naming the
 cause the scheduler reports. Durability costs one ``syncfs`` per worker and one here per store,
@@ -72,14 +73,14 @@ __all__ = [
 #: How long to wait for a scheduler given by address before giving up.
 CONNECT_TIMEOUT_S = 10
 
-#: Default longest time without any block completing before a job is given up: far longer
-#: than one block takes (a chunk of a few MiB: well under a second), short enough that a
+#: Default longest time without any task completing before a job is given up: far longer
+#: than one task takes (a region of a few MiB: well under a second), short enough that a
 #: cluster that cannot make progress (paused workers, no workers) is reported.
 STALL_TIMEOUT_S = 300.0
 
 
 class ChunkError(InvalidTensorFileError):
-    """A block of the input store could not be read (a truncated or corrupt chunk file)."""
+    """A region of the input store could not be read (a truncated or corrupt chunk file)."""
 
 
 def _import_dask() -> tuple[Any, Any, Any]:
@@ -159,7 +160,7 @@ def _sigint_blocked_in_new_threads() -> Iterator[None]:
         signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
-def _relu_block(
+def _relu_region(
     source: Any,
     target: Any,
     region: tuple[slice, ...],
@@ -168,29 +169,29 @@ def _relu_block(
     marker: str,
     src: str,
 ) -> int:
-    """Read block ``index`` (``region``) of ``source``, apply Relu, write it to ``target``;
+    """Read region ``index`` (``region``) of ``source``, apply Relu, write it to ``target``;
     return the bytes written. Runs on a worker. Once the temporary store is gone (``marker``,
     its metadata file, is missing) the job was stopped: the task writes nothing (its store
     cannot create the store's folder again) and returns 0."""
     if not os.path.exists(marker):
         return 0
     try:
-        block = source[region]
+        values = source[region]
     except Exception as exc:  # noqa: BLE001 - zarr and numcodecs raise many types for a bad chunk
         span = ", ".join(f"{part.start}:{part.stop}" for part in region)
         raise ChunkError(
-            f"block {tuple(index)} (elements [{span}]) of the Zarr store {src!r}"
+            f"region {tuple(index)} (elements [{span}]) of the Zarr store {src!r}"
             f" cannot be read: {type(exc).__name__}: {exc}"
         ) from None
     _use_worker_share_of_cpus()
-    block = relu(block, opset=opset)
+    values = relu(values, opset=opset)
     try:
-        target[region] = block
+        target[region] = values
     except FileNotFoundError:
         if not os.path.exists(marker):
             return 0
         raise
-    return int(block.nbytes)
+    return int(values.nbytes)
 
 
 #: Whether this process has set the kernel's thread count to its worker's share (once).
@@ -225,7 +226,7 @@ def _use_worker_share_of_cpus() -> None:
 def _regions(
     shape: tuple[int, ...], chunks: tuple[int, ...]
 ) -> Iterator[tuple[tuple[int, ...], tuple[slice, ...]]]:
-    """(block index, region as slices) of every block of ``shape`` in blocks of ``chunks``."""
+    """(region index, region as slices) of every region of ``shape`` in regions of ``chunks``."""
     counts = [max(1, -(-extent // chunk)) for extent, chunk in zip(shape, chunks, strict=True)]
     for index in itertools.product(*(range(count) for count in counts)):
         region = tuple(
@@ -267,7 +268,7 @@ def _stall_cause(client: Any) -> str:
             " dask's pause threshold (distributed.worker.memory.pause, a fraction of each"
             " worker's memory limit): give the workers more memory or use smaller chunks"
         )
-    return f"{len(workers)} worker(s) are running but completed no block"
+    return f"{len(workers)} worker(s) are running but completed no task"
 
 
 def _cancel(client: Any, futures: Any) -> None:
@@ -286,7 +287,7 @@ def _gather_progress(
     stall_timeout: float,
 ) -> int:
     """Wait for every future; report bytes done; give up after ``stall_timeout`` s without a
-    completed block. Returns the bytes written."""
+    completed task. Returns the bytes written."""
     done = 0
     if progress is not None:
         progress(0, total)
@@ -298,7 +299,7 @@ def _gather_progress(
         if not batch:
             if time.monotonic() - last_progress > stall_timeout:
                 raise TimeoutError(
-                    f"no block of the Dask job completed for {stall_timeout:g} s ({completed} of"
+                    f"no task of the Dask job completed for {stall_timeout:g} s ({completed} of"
                     f" {len(futures)} done): {_stall_cause(client)}; gave up (stall_timeout,"
                     " or --stall-timeout for onnx-relu apply, sets how long to wait)"
                 )
@@ -351,7 +352,7 @@ def relu_zarr(
     progress : callable, optional
         ``progress(done_bytes, total_bytes)``, called as chunks are written.
     stall_timeout : float
-        Seconds without any block completing after which the job is given up
+        Seconds without any task completing after which the job is given up
         (:data:`STALL_TIMEOUT_S` by default).
 
     Raises
@@ -369,12 +370,12 @@ def relu_zarr(
         if ``src`` holds anything but regular files and folders (a symbolic link, a FIFO, a
         device, a socket), naming it; before any cluster work.
     ChunkError
-        (an :class:`~onnx_relu.errors.InvalidTensorFileError`) if a block of ``src`` cannot be
-        read; it names the block, its elements and ``src``.
+        (an :class:`~onnx_relu.errors.InvalidTensorFileError`) if a region of ``src`` cannot be
+        read; it names the region, its elements and ``src``.
     OSError
         if a chunk cannot be written on a worker (a full disk); it names the chunk's path.
     TimeoutError
-        if no block completes for ``stall_timeout`` seconds, naming the cause (paused or no
+        if no task completes for ``stall_timeout`` seconds, naming the cause (paused or no
         workers). In every failure ``dst`` is left as it was and no temporary store remains.
     """
     if not stall_timeout > 0:
@@ -413,17 +414,17 @@ def relu_zarr(
             temporary, "zarr.json" if source.metadata.zarr_format == 3 else ".zarray"
         )
         # The two arrays enter the graph once, each task naming them by key: passed directly,
-        # each task would carry its own pickled copies (14 s to submit 800 blocks).
+        # each task would carry its own pickled copies (14 s to submit 800 tasks).
         source_node = delayed(source, traverse=False)
         target_node = delayed(target, traverse=False)
-        block = delayed(_relu_block, pure=False)
+        task = delayed(_relu_region, pure=False)
         tasks = [
-            block(source_node, target_node, region, index, opset, marker, src)
+            task(source_node, target_node, region, index, opset, marker, src)
             for index, region in _regions(source.shape, write_chunks)
         ]
         total = source.nbytes
         started = time.monotonic()
-        logger.info("relu_zarr %s -> %s: %d blocks, %d bytes", src, dst_path, len(tasks), total)
+        logger.info("relu_zarr %s -> %s: %d tasks, %d bytes", src, dst_path, len(tasks), total)
         with contextlib.ExitStack() as stack:
             if client is None:
                 client = stack.enter_context(dask_client(scheduler))
@@ -435,7 +436,7 @@ def relu_zarr(
             except BaseException:
                 _cancel(client, futures)  # then atomic_directory renames the store away
                 raise
-            if done != total:  # every block reports its bytes: a shortfall is a lost write
+            if done != total:  # every task reports its bytes: a shortfall is a lost write
                 raise RuntimeError(f"only {done} of {total} bytes were written to {dst_path}")
             client.run(_sync_file_system, temporary)  # each worker's writes, once
         _sync_file_system(temporary)  # the metadata written here
@@ -456,7 +457,7 @@ class ZarrJob:
     scheduler : str or None
         The scheduler's address (None: a LocalCluster).
     stall_timeout : float
-        Seconds without a completed block before giving up.
+        Seconds without a completed task before giving up.
     """
 
     source: Endpoint

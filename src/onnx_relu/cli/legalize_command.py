@@ -201,14 +201,14 @@ def _external_data_beside(model: Any, source: str, output: str) -> tuple[str, st
                     remaining = info.length
                     offset = target.tell()
                     while remaining is None or remaining > 0:
-                        chunk = stream.read(
+                        data = stream.read(
                             1 << 24 if remaining is None else min(remaining, 1 << 24)
                         )
-                        if not chunk:
+                        if not data:
                             break
-                        target.write(chunk)
+                        target.write(data)
                         if remaining is not None:
-                            remaining -= len(chunk)
+                            remaining -= len(data)
                     length = target.tell() - offset
                 fields = {"location": name, "offset": str(offset), "length": str(length)}
                 del tensor.external_data[:]
