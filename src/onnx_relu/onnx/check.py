@@ -154,17 +154,18 @@ def _judged(model_or_path: object, *, weights: bool = True) -> tuple[TypedModel,
     if typed.version is None or typed.opset is None:  # no Relu node
         return typed, []
     found = []
+    opset, version = typed.opset, typed.version
     # A Relu with one named input and output and no attributes is judged by its type and
-    # opset alone: one judgement per pair serves a model of thousands of such nodes.
-    valid: set[tuple[str | None, int]] = set()
+    # opset alone: one judgement per type serves a model of thousands of such nodes.
+    valid: set[str | None] = set()
     for site in typed.sites:
-        plain = site.plain
-        if site.opset is None or site.opset == typed.opset:
-            if plain and (site.input_type, typed.opset) in valid:
+        if site.opset is None or site.opset == opset:
+            plain = site.plain
+            if plain and site.input_type in valid:
                 continue
-            judged = findings_for_site(site, typed.version, typed.opset)
+            judged = findings_for_site(site, version, opset)
             if plain and not judged:
-                valid.add((site.input_type, typed.opset))
+                valid.add(site.input_type)
             found += judged
         else:  # a function importing its own ai.onnx opset
             # onnx's checker asks a function's own nodes (not those of their subgraphs) to be
