@@ -542,6 +542,79 @@ def _value_types(graph: onnx.GraphProto, outer: dict[str, str | None]) -> dict[s
 _RELU_TYPES = frozenset(entry.onnx_name for entry in RELU_TYPE_BY_NAME.values())
 
 
+#: ai.onnx operators whose first output has the type of their first input at every version
+#: (one type variable for both in each schema; tests/onnx/test_type_passing.py checks it against
+#: onnx's), each with the first opset that has it: what a Relu is most often fed by, typed
+#: without onnx's shape inference (which costs a model's whole serialization and, the first
+#: time in a process, 8 MB for onnx's operator schemas).
+_TYPE_PASSING: dict[str, int] = {
+    "Add": 1,
+    "AveragePool": 1,
+    "BatchNormalization": 1,
+    "Clip": 1,
+    "Concat": 1,
+    "Conv": 1,
+    "ConvTranspose": 1,
+    "Div": 1,
+    "Dropout": 1,
+    "Einsum": 12,
+    "Expand": 8,
+    "Flatten": 1,
+    "Gather": 1,
+    "Gemm": 1,
+    "GlobalAveragePool": 1,
+    "GlobalMaxPool": 1,
+    "Identity": 1,
+    "InstanceNormalization": 1,
+    "LayerNormalization": 17,
+    "LeakyRelu": 1,
+    "MatMul": 1,
+    "Max": 1,
+    "MaxPool": 1,
+    "Mean": 1,
+    "Min": 1,
+    "Mul": 1,
+    "Pad": 1,
+    "Reshape": 1,
+    "Resize": 10,
+    "Sigmoid": 1,
+    "Slice": 1,
+    "Softmax": 1,
+    "Split": 1,
+    "Squeeze": 1,
+    "Sub": 1,
+    "Sum": 1,
+    "Tanh": 1,
+    "Tile": 1,
+    "Transpose": 1,
+    "Unsqueeze": 1,
+}
+
+# AttributeProto.INT; a constant so that reading a Cast needs no onnx enum.
+_ATTRIBUTE_INT = 2
+
+
+def _pass_type(types: dict[str, str | None], node: onnx.NodeProto, attributes: Any) -> None:
+    """Give the first output of ``node`` (an ai.onnx operator of :data:`_TYPE_PASSING` in
+    force, or a Cast) its type where ONNX's inference of that operator gives it one of the
+    Relu types: its first input's, or a Cast's ``to``. Other types are left to onnx."""
+    outputs = node.output
+    output = outputs[0] if outputs else ""
+    if not output or types.get(output) is not None:
+        return
+    if node.op_type == "Cast":
+        to = [attribute for attribute in attributes if attribute.name == "to"]
+        if len(to) != 1 or to[0].type != _ATTRIBUTE_INT:
+            return  # (Cast-1's ``to`` is a string)
+        passed = onnx_type_of_elem_type(to[0].i)
+    else:
+        inputs = node.input
+        first = inputs[0] if inputs else ""
+        passed = types.get(first) if first else None
+    if passed in _RELU_TYPES:
+        types[output] = passed
+
+
 def _typed_site(
     types: dict[str, str | None],
     path: GraphPath,
@@ -575,8 +648,12 @@ def relu_sites(
     outer: dict[str, str | None] | None = None,
     path: GraphPath = (),
     label: str = "",
+    opset: int | None = None,
 ) -> Iterator[ReluSite]:
-    """Every ai.onnx Relu node of ``graph`` and its subgraphs, with its input's known type."""
+    """Every ai.onnx Relu node of ``graph`` and its subgraphs, with its input's known type:
+    declared, or handed on by the Relus before it, and, given the ai.onnx ``opset`` in force
+    in ``graph``, by the operators of ``graph`` itself that hand their input's type on
+    (:func:`_pass_type`)."""
     types = _value_types(graph, outer or {})
     types_at = {path: types}
 
@@ -591,8 +668,15 @@ def relu_sites(
     # walk's order, the graph's own nodes read directly (a model holds thousands of them)
     for index, node in enumerate(graph.node):
         attributes = node.attribute
-        if node.op_type == "Relu" and node.domain in AI_ONNX_DOMAINS:
+        op_type = node.op_type
+        if op_type == "Relu" and node.domain in AI_ONNX_DOMAINS:
             yield _typed_site(types, path, label, index, node, attributes)
+        elif (
+            opset is not None
+            and (op_type == "Cast" or _TYPE_PASSING.get(op_type, opset + 1) <= opset)
+            and node.domain in AI_ONNX_DOMAINS
+        ):
+            _pass_type(types, node, attributes)
         if attributes:
             for at in walk_below(node, index, label, path):
                 inner = at.node
@@ -767,12 +851,17 @@ def typed_relu_sites(model_or_path: object, *, weights: bool = True) -> TypedMod
     loaded = read_model(model_or_path, external_data=False, weights=weights)
     model = loaded.model
     structure = model_structure(model)
-    sites = tuple(relu_sites(model.graph))
+    try:
+        passing = ai_onnx_opset(model)  # the opset at which types are handed on
+    except InvalidModelError:
+        passing = None  # (two ai.onnx opsets: refused below if the model has a Relu)
+    sites = tuple(relu_sites(model.graph, opset=passing))
     if not sites and not structure.main_calls:
         return TypedModel(model, None, None, (), loaded, structure)
     opset = checked_model_opset(model)
-    # Every Relu typed by the declared types (and the Relus before it) and no local function
-    # holding a Relu called: onnx's shape inference would tell nothing more, and is skipped.
+    # Every Relu typed by the declared types (handed on by the operators before it) and no
+    # local function holding a Relu called: onnx's shape inference would tell nothing more, and
+    # is skipped.
     if structure.main_calls or any(site.input_type is None for site in sites):
         inferred = inferred_model(model if not loaded.full else light_model(model))
         sites = tuple(relu_sites(inferred.graph)) + tuple(

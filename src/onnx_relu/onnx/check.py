@@ -1,8 +1,10 @@
 """``check_model``: judge every ai.onnx Relu node of a model against the Relu version in force.
 
-Only Relu nodes are judged (a model may hold any other operators). Input types come from onnx
-shape inference (``onnx.shape_inference.infer_shapes``, non-strict, so one bad node does not hide
-the others); a Relu whose input type cannot be inferred gets a finding saying so, never a guess.
+Only Relu nodes are judged (a model may hold any other operators). Input types come from the
+model's declarations, handed on through the Relus and the common operators whose output has
+their input's type (Conv, MatMul, Add, ...), and where that leaves one unknown, from onnx shape
+inference (``onnx.shape_inference.infer_shapes``, non-strict, so one bad node does not hide the
+others); a Relu whose input type cannot be inferred gets a finding saying so, never a guess.
 Relu nodes of the main graph and of nested subgraphs (If, Loop, Scan bodies) are judged, and those
 in the model-local functions the model calls, once per distinct list of input types at their
 call sites (a finding's ``graph`` then reads "function 'dom.f' called by f node 'c' (node #0)").
