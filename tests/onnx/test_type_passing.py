@@ -21,9 +21,8 @@ def test_each_operator_of_the_table_hands_its_first_inputs_type_to_its_first_out
     for op_type, first in _models._TYPE_PASSING.items():
         schema = defs.get_schema(op_type, first, "")
         assert schema.since_version == first, op_type
-        versions = sorted(
-            {defs.get_schema(op_type, opset, "").since_version for opset in range(first, latest + 1)}
-        )
+        opsets = range(first, latest + 1)
+        versions = sorted({defs.get_schema(op_type, opset, "").since_version for opset in opsets})
         for version in versions:
             schema = defs.get_schema(op_type, version, "")
             assert not schema.deprecated, (op_type, version)

@@ -157,7 +157,7 @@ def model_structure(model: onnx.ModelProto) -> ModelStructure:
     main_targets: set[int] = set()
     graph = model.graph
 
-    def called(node: onnx.NodeProto) -> None:
+    def note_call(node: onnx.NodeProto) -> None:
         target = functions.get(call_key(node))
         if target is not None:
             main_targets.add(target)
@@ -167,7 +167,7 @@ def model_structure(model: onnx.ModelProto) -> ModelStructure:
     for index, node in enumerate(graph.node):
         domains.add(node.domain)
         if functions:
-            called(node)
+            note_call(node)
         if not node.attribute and node.op_type not in _REQUIRED_GRAPHS:
             continue
         _check_node(node, NodeAt((), "", graph, index, node), False)
@@ -177,7 +177,7 @@ def model_structure(model: onnx.ModelProto) -> ModelStructure:
             if inner.attribute or inner.op_type in _REQUIRED_GRAPHS:
                 _check_node(inner, at, False)
             if functions:
-                called(inner)
+                note_call(inner)
     direct_relu: set[int] = set()
     callees: dict[int, tuple[int, ...]] = {}
     for position, function in enumerate(model.functions):

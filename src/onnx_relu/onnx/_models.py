@@ -602,6 +602,7 @@ def _pass_type(types: dict[str, str | None], node: onnx.NodeProto, attributes: A
     output = outputs[0] if outputs else ""
     if not output or types.get(output) is not None:
         return
+    passed: str | None
     if node.op_type == "Cast":
         to = [attribute for attribute in attributes if attribute.name == "to"]
         if len(to) != 1 or to[0].type != _ATTRIBUTE_INT:
