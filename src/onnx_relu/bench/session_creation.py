@@ -20,7 +20,9 @@ For each, in one warm process with the same options (median of 7, interleaved):
 options)`` and ``ort_session(path, options, exact=True)``, and ``onnx.load(path)`` against
 ``onnx_relu.check_model(path)``. Peak resident memory (``VmHWM``) of fresh processes that
 each open one session: onnxruntime against ``ort_session``, both with onnx and onnx_relu
-imported (what importing them costs is given apart), the least of three processes each. The
+imported (what importing them costs is given apart), the least of three processes each, and
+of one process each with glibc's mmap threshold fixed at its default (onnxruntime's own peak
+on a large model otherwise moves by 100-200 MB between identical processes). The
 goals:
 creation within 1.1x of stock or +10 ms, peak RSS within stock + 10 MB.
 """
@@ -212,26 +214,42 @@ print(json.dumps([before * 1024, after * 1024]))
 """
 
 
-def peak_rss(path: str, way: str) -> tuple[int, int]:
+#: glibc's own default mmap threshold (128 KiB), set explicitly: glibc then no longer raises it
+#: each time a large block is freed, which otherwise moves onnxruntime's peak on a large model
+#: by 100-200 MB from one identical process to the next.
+_FIXED_MMAP_THRESHOLD = {"MALLOC_MMAP_THRESHOLD_": str(128 * 1024)}
+
+
+def peak_rss(path: str, way: str, fixed_threshold: bool = False) -> tuple[int, int]:
     """Peak resident bytes (Linux's ``VmHWM``) of a fresh process before and after it opens
     ``path`` one ``way``
     (``InferenceSession``, ``ort_session``, ``ort_session exact``, ``onnx.load`` or
-    ``check_model``); the modules are imported before the first figure."""
+    ``check_model``); the modules are imported before the first figure. ``fixed_threshold``:
+    with glibc's mmap threshold held at its default (:data:`_FIXED_MMAP_THRESHOLD`)."""
+    environment = dict(os.environ, **_FIXED_MMAP_THRESHOLD) if fixed_threshold else None
     output = subprocess.run(
         [sys.executable, "-c", _RSS_SCRIPT, way, path],
         check=True,
         capture_output=True,
         text=True,
+        env=environment,
     ).stdout
     before, after = json.loads(output.strip().splitlines()[-1])
     return int(before), int(after)
 
 
-def session_creation(big_mib: float = 500.0, repeats: int = 7) -> dict[str, Any]:
-    """The figures: per model, the median times, the ratios against stock and the peak RSS."""
+def session_creation(
+    big_mib: float = 500.0,
+    repeats: int = 7,
+    rss_rounds: int = 3,
+    models: Callable[[str, float], dict[str, str]] | None = None,
+) -> dict[str, Any]:
+    """The figures: per model, the median times, the ratios against stock and the peak RSS
+    (the least of ``rss_rounds`` fresh processes each, and of one each with glibc's mmap
+    threshold fixed). ``models``: what writes the models (default :func:`build_models`)."""
     folder = tempfile.mkdtemp(prefix="onnx-relu-session-creation-")
     try:
-        paths = build_models(folder, big_mib)
+        paths = (build_models if models is None else models)(folder, big_mib)
         figures: dict[str, Any] = {}
         for name, path in paths.items():
             # stock onnxruntime cannot open the bfloat16 model: its float twin is the baseline
@@ -246,8 +264,8 @@ def session_creation(big_mib: float = 500.0, repeats: int = 7) -> dict[str, Any]
                 "check_model / onnx.load": times["check_model"] / load,
             }
             rss: dict[str, int] = {}
-            for _round in range(3):  # the least of three fresh processes each: onnxruntime's
-                # own peak moves by 100 MB and more between runs on a large model
+            for _round in range(rss_rounds):  # the least of three fresh processes each:
+                # onnxruntime's own peak moves by 100 MB and more between runs on a large model
                 for way in ("InferenceSession", "ort_session", "ort_session exact", "onnx.load"):
                     where = stock_path if way == "InferenceSession" else path
                     rss[way] = min(rss.get(way, 1 << 62), peak_rss(where, way)[1])
@@ -265,6 +283,14 @@ def session_creation(big_mib: float = 500.0, repeats: int = 7) -> dict[str, Any]
                 "check_model over onnx.load": (
                     f"{(rss['check_model'] - rss['onnx.load']) / 1e6:+.0f}"
                 ),
+            }
+            fixed = {
+                way: peak_rss(stock_path if way == "InferenceSession" else path, way, True)[1]
+                for way in ("InferenceSession", "ort_session", "ort_session exact")
+            }
+            entry["peak RSS over stock MB, glibc mmap threshold fixed"] = {
+                way: f"{(fixed[way] - fixed['InferenceSession']) / 1e6:+.0f}"
+                for way in ("ort_session", "ort_session exact")
             }
             figures[name] = entry
         return figures

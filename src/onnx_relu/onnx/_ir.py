@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from ..errors import InvalidModelError
-from ._graph import owner_label, walk
+from ._graph import NodeAt, owner_label, walk, walk_below
 from ._rules import AI_ONNX_DOMAINS, is_relu, printable, shown_name
 
 if TYPE_CHECKING:
@@ -155,15 +155,29 @@ def model_structure(model: onnx.ModelProto) -> ModelStructure:
         functions[key] = position
     domains = {entry.domain for entry in model.opset_import}
     main_targets: set[int] = set()
-    for at in walk(model.graph):
-        node = at.node
+    graph = model.graph
+
+    def note_call(node: onnx.NodeProto) -> None:
+        target = functions.get(call_key(node))
+        if target is not None:
+            main_targets.add(target)
+
+    # walk's order; the main graph's own nodes read directly (a model holds thousands of them,
+    # most without attributes), the walk's records made only below those that hold graphs
+    for index, node in enumerate(graph.node):
         domains.add(node.domain)
-        if node.attribute or node.op_type in _REQUIRED_GRAPHS:
-            _check_node(node, at, False)
         if functions:
-            target = functions.get(call_key(node))
-            if target is not None:
-                main_targets.add(target)
+            note_call(node)
+        if not node.attribute and node.op_type not in _REQUIRED_GRAPHS:
+            continue
+        _check_node(node, NodeAt((), "", graph, index, node), False)
+        for at in walk_below(node, index, "", ()):
+            inner = at.node
+            domains.add(inner.domain)
+            if inner.attribute or inner.op_type in _REQUIRED_GRAPHS:
+                _check_node(inner, at, False)
+            if functions:
+                note_call(inner)
     direct_relu: set[int] = set()
     callees: dict[int, tuple[int, ...]] = {}
     for position, function in enumerate(model.functions):

@@ -112,12 +112,17 @@ class LoadedModel:
         A file's or the given bytes' serialized model (None for a ModelProto).
     light : LightModel or None
         Where the initializers lie in ``buffer`` when ``model`` was read without them.
+    nodes : tuple of onnx.NodeProto
+        The main graph's nodes, held while the model is read: protobuf makes a new Python
+        object for a node each time it is reached unless one is alive, and each reading of a
+        model of thousands of nodes would pay for them again.
     """
 
     model: onnx.ModelProto
     given: object
     buffer: Any = None
     light: LightModel | None = None
+    nodes: tuple[Any, ...] = ()
 
     @property
     def full(self) -> bool:
@@ -134,9 +139,10 @@ def read_model(
     from google.protobuf.message import DecodeError
 
     if isinstance(model_or_path, onnx.ModelProto):
-        _refuse_non_utf8_strings(model_or_path, "the given model")
         model = model_or_path if weights else light_model(model_or_path)
-        return LoadedModel(model, model_or_path)
+        nodes = tuple(model.graph.node)
+        _refuse_non_utf8_strings(model_or_path, "the given model")
+        return LoadedModel(model, model_or_path, nodes=nodes)
     folder = None  # where external data is looked up: a model file's folder
     given: object
     if isinstance(model_or_path, (bytes, bytearray, memoryview)):
@@ -186,8 +192,9 @@ def read_model(
         )
     if folder is not None:
         _load_external_data(model, folder, source, external_data and weights)
+    nodes = tuple(model.graph.node)
     _refuse_non_utf8_strings(model, source)
-    return LoadedModel(model, given, data, light)
+    return LoadedModel(model, given, data, light, nodes)
 
 
 def _non_utf8_string(message: Any, where: str) -> tuple[str, bytes] | None:
@@ -202,6 +209,10 @@ def _non_utf8_string(message: Any, where: str) -> tuple[str, bytes] | None:
 
 #: A NodeProto's own strings, read directly (a model holds thousands of nodes).
 _NODE_STRINGS = ("name", "op_type", "domain", "doc_string", "overload")
+
+#: The messages whose serialization is tested whole for ASCII (never a TensorProto: that would
+#: copy its values out).
+_SERIALIZED_WHOLE = frozenset(("NodeProto", "ValueInfoProto"))
 
 
 def _first_non_utf8(message: Any) -> tuple[list[str], bytes] | None:
@@ -237,6 +248,13 @@ def _first_non_utf8(message: Any) -> tuple[list[str], bytes] | None:
         return None
     for field, value in message.ListFields():
         repeated = field.is_repeated if hasattr(field, "is_repeated") else field.label == 3
+        if (
+            repeated
+            and field.type == field.TYPE_MESSAGE
+            and field.message_type.name in _SERIALIZED_WHOLE
+            and all(map(bytes.isascii, map(type(value[0]).SerializeToString, value)))
+        ):
+            continue  # a graph's thousands of nodes: every string of each ASCII, at C speed
         entries: list[tuple[int | None, Any]] = (
             list(enumerate(value)) if repeated else [(None, value)]
         )
@@ -524,43 +542,148 @@ def _value_types(graph: onnx.GraphProto, outer: dict[str, str | None]) -> dict[s
 _RELU_TYPES = frozenset(entry.onnx_name for entry in RELU_TYPE_BY_NAME.values())
 
 
+#: ai.onnx operators whose first output has the type of their first input at every version
+#: (one type variable for both in each schema; tests/onnx/test_type_passing.py checks it against
+#: onnx's), each with the first opset that has it: what a Relu is most often fed by, typed
+#: without onnx's shape inference (which costs a model's whole serialization and, the first
+#: time in a process, 8 MB for onnx's operator schemas).
+_TYPE_PASSING: dict[str, int] = {
+    "Add": 1,
+    "AveragePool": 1,
+    "BatchNormalization": 1,
+    "Clip": 1,
+    "Concat": 1,
+    "Conv": 1,
+    "ConvTranspose": 1,
+    "Div": 1,
+    "Dropout": 1,
+    "Einsum": 12,
+    "Expand": 8,
+    "Flatten": 1,
+    "Gather": 1,
+    "Gemm": 1,
+    "GlobalAveragePool": 1,
+    "GlobalMaxPool": 1,
+    "Identity": 1,
+    "InstanceNormalization": 1,
+    "LayerNormalization": 17,
+    "LeakyRelu": 1,
+    "MatMul": 1,
+    "Max": 1,
+    "MaxPool": 1,
+    "Mean": 1,
+    "Min": 1,
+    "Mul": 1,
+    "Pad": 1,
+    "Reshape": 1,
+    "Resize": 10,
+    "Sigmoid": 1,
+    "Slice": 1,
+    "Softmax": 1,
+    "Split": 1,
+    "Squeeze": 1,
+    "Sub": 1,
+    "Sum": 1,
+    "Tanh": 1,
+    "Tile": 1,
+    "Transpose": 1,
+    "Unsqueeze": 1,
+}
+
+# AttributeProto.INT; a constant so that reading a Cast needs no onnx enum.
+_ATTRIBUTE_INT = 2
+
+
+def _pass_type(types: dict[str, str | None], node: onnx.NodeProto, attributes: Any) -> None:
+    """Give the first output of ``node`` (an ai.onnx operator of :data:`_TYPE_PASSING` in
+    force, or a Cast) its type where ONNX's inference of that operator gives it one of the
+    Relu types: its first input's, or a Cast's ``to``. Other types are left to onnx."""
+    outputs = node.output
+    output = outputs[0] if outputs else ""
+    if not output or types.get(output) is not None:
+        return
+    passed: str | None
+    if node.op_type == "Cast":
+        to = [attribute for attribute in attributes if attribute.name == "to"]
+        if len(to) != 1 or to[0].type != _ATTRIBUTE_INT:
+            return  # (Cast-1's ``to`` is a string)
+        passed = onnx_type_of_elem_type(to[0].i)
+    else:
+        inputs = node.input
+        first = inputs[0] if inputs else ""
+        passed = types.get(first) if first else None
+    if passed in _RELU_TYPES:
+        types[output] = passed
+
+
+def _typed_site(
+    types: dict[str, str | None],
+    path: GraphPath,
+    label: str,
+    index: int,
+    node: onnx.NodeProto,
+    attributes: Any,
+) -> ReluSite:
+    """The Relu ``node`` (its ``attributes``) with its input's type among ``types``, the types
+    of its graph's values, which it extends with its output's."""
+    inputs, outputs = node.input, node.output
+    count = len(inputs)
+    first = inputs[0] if count else ""
+    input_type = types.get(first) if first else None
+    output = outputs[0] if len(outputs) == 1 else ""
+    if input_type in _RELU_TYPES and output and types.get(output) is None:
+        # Relu's output has its input's type (ONNX's inference of Relu, every version):
+        # a chain of Relus is typed without onnx's shape inference.
+        types[output] = input_type
+    plain = count == 1 and bool(first) and bool(output) and not attributes
+    # (tuple.__new__: a NamedTuple's own constructor, which takes defaults and keywords, costs
+    # twice as much, and a model holds thousands of Relus)
+    return _new_site(ReluSite, (path, label, index, node, input_type, None, None, plain))
+
+
+_new_site = tuple.__new__
+
+
 def relu_sites(
     graph: onnx.GraphProto,
     outer: dict[str, str | None] | None = None,
     path: GraphPath = (),
     label: str = "",
+    opset: int | None = None,
 ) -> Iterator[ReluSite]:
-    """Every ai.onnx Relu node of ``graph`` and its subgraphs, with its input's known type."""
-    types_at = {path: _value_types(graph, outer or {})}
+    """Every ai.onnx Relu node of ``graph`` and its subgraphs, with its input's known type:
+    declared, or handed on by the Relus before it, and, given the ai.onnx ``opset`` in force
+    in ``graph``, by the operators of ``graph`` itself that hand their input's type on
+    (:func:`_pass_type`)."""
+    types = _value_types(graph, outer or {})
+    types_at = {path: types}
 
-    def site(at_path: GraphPath, at_label: str, index: int, node: onnx.NodeProto) -> ReluSite:
-        types = types_at.get(at_path)
-        if types is None:  # a subgraph: it sees its outer scopes' types, ONNX's scoping
-            for depth in range(len(path) + 1, len(at_path) + 1):
-                if at_path[:depth] not in types_at:
-                    inner = graph_at(graph, at_path[len(path) : depth])
-                    outer_types = types_at[at_path[: depth - 1]]
-                    types_at[at_path[:depth]] = _value_types(inner, outer_types)
-            types = types_at[at_path]
-        inputs, outputs = node.input, node.output
-        first = inputs[0] if inputs else ""
-        input_type = types.get(first) if first else None
-        output = outputs[0] if len(outputs) == 1 else ""
-        if input_type in _RELU_TYPES and output and types.get(output) is None:
-            # Relu's output has its input's type (ONNX's inference of Relu, every version):
-            # a chain of Relus is typed without onnx's shape inference.
-            types[output] = input_type
-        plain = bool(first) and bool(output) and len(inputs) == 1 and not node.attribute
-        return ReluSite(at_path, at_label, index, node, input_type, plain=plain)
+    def subgraph_types(at_path: GraphPath) -> dict[str, str | None]:
+        # a subgraph sees its outer scopes' types, ONNX's scoping
+        for depth in range(len(path) + 1, len(at_path) + 1):
+            if at_path[:depth] not in types_at:
+                inner = graph_at(graph, at_path[len(path) : depth])
+                types_at[at_path[:depth]] = _value_types(inner, types_at[at_path[: depth - 1]])
+        return types_at[at_path]
 
     # walk's order, the graph's own nodes read directly (a model holds thousands of them)
     for index, node in enumerate(graph.node):
-        if node.op_type == "Relu" and node.domain in AI_ONNX_DOMAINS:
-            yield site(path, label, index, node)
-        if node.attribute:
+        attributes = node.attribute
+        op_type = node.op_type
+        if op_type == "Relu" and node.domain in AI_ONNX_DOMAINS:
+            yield _typed_site(types, path, label, index, node, attributes)
+        elif (
+            opset is not None
+            and (op_type == "Cast" or _TYPE_PASSING.get(op_type, opset + 1) <= opset)
+            and node.domain in AI_ONNX_DOMAINS
+        ):
+            _pass_type(types, node, attributes)
+        if attributes:
             for at in walk_below(node, index, label, path):
-                if at.node.op_type == "Relu" and at.node.domain in AI_ONNX_DOMAINS:
-                    yield site(at.path, at.label, at.index, at.node)
+                inner = at.node
+                if inner.op_type == "Relu" and inner.domain in AI_ONNX_DOMAINS:
+                    at_types = subgraph_types(at.path)
+                    yield _typed_site(at_types, at.path, at.label, at.index, inner, inner.attribute)
 
 
 def _value_type_protos(
@@ -729,12 +852,17 @@ def typed_relu_sites(model_or_path: object, *, weights: bool = True) -> TypedMod
     loaded = read_model(model_or_path, external_data=False, weights=weights)
     model = loaded.model
     structure = model_structure(model)
-    if next(relu_sites(model.graph), None) is None and not structure.main_calls:
+    try:
+        passing = ai_onnx_opset(model)  # the opset at which types are handed on
+    except InvalidModelError:
+        passing = None  # (two ai.onnx opsets: refused below if the model has a Relu)
+    sites = tuple(relu_sites(model.graph, opset=passing))
+    if not sites and not structure.main_calls:
         return TypedModel(model, None, None, (), loaded, structure)
     opset = checked_model_opset(model)
-    # Every Relu typed by the declared types (and the Relus before it) and no local function
-    # holding a Relu called: onnx's shape inference would tell nothing more, and is skipped.
-    sites = () if structure.main_calls else tuple(relu_sites(model.graph))
+    # Every Relu typed by the declared types (handed on by the operators before it) and no
+    # local function holding a Relu called: onnx's shape inference would tell nothing more, and
+    # is skipped.
     if structure.main_calls or any(site.input_type is None for site in sites):
         inferred = inferred_model(model if not loaded.full else light_model(model))
         sites = tuple(relu_sites(inferred.graph)) + tuple(

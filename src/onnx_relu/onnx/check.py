@@ -1,8 +1,10 @@
 """``check_model``: judge every ai.onnx Relu node of a model against the Relu version in force.
 
-Only Relu nodes are judged (a model may hold any other operators). Input types come from onnx
-shape inference (``onnx.shape_inference.infer_shapes``, non-strict, so one bad node does not hide
-the others); a Relu whose input type cannot be inferred gets a finding saying so, never a guess.
+Only Relu nodes are judged (a model may hold any other operators). Input types come from the
+model's declarations, handed on through the Relus and the common operators whose output has
+their input's type (Conv, MatMul, Add, ...), and where that leaves one unknown, from onnx shape
+inference (``onnx.shape_inference.infer_shapes``, non-strict, so one bad node does not hide the
+others); a Relu whose input type cannot be inferred gets a finding saying so, never a guess.
 Relu nodes of the main graph and of nested subgraphs (If, Loop, Scan bodies) are judged, and those
 in the model-local functions the model calls, once per distinct list of input types at their
 call sites (a finding's ``graph`` then reads "function 'dom.f' called by f node 'c' (node #0)").
@@ -154,17 +156,18 @@ def _judged(model_or_path: object, *, weights: bool = True) -> tuple[TypedModel,
     if typed.version is None or typed.opset is None:  # no Relu node
         return typed, []
     found = []
+    opset, version = typed.opset, typed.version
     # A Relu with one named input and output and no attributes is judged by its type and
-    # opset alone: one judgement per pair serves a model of thousands of such nodes.
-    valid: set[tuple[str | None, int]] = set()
+    # opset alone: one judgement per type serves a model of thousands of such nodes.
+    valid: set[str | None] = set()
     for site in typed.sites:
-        plain = site.plain
-        if site.opset is None or site.opset == typed.opset:
-            if plain and (site.input_type, typed.opset) in valid:
+        if site.opset is None or site.opset == opset:
+            plain = site.plain
+            if plain and site.input_type in valid:
                 continue
-            judged = findings_for_site(site, typed.version, typed.opset)
+            judged = findings_for_site(site, version, opset)
             if plain and not judged:
-                valid.add((site.input_type, typed.opset))
+                valid.add(site.input_type)
             found += judged
         else:  # a function importing its own ai.onnx opset
             # onnx's checker asks a function's own nodes (not those of their subgraphs) to be

@@ -526,6 +526,7 @@ def ort_session(
             if isinstance(given, (bytearray, memoryview))
             else given.SerializeToString()
         )
+        del typed  # the reading (an object per node) freed before onnxruntime's peak
         return new_session(source, options, providers)
     from ._ir import FileBytes
 
