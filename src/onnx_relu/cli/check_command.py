@@ -84,7 +84,7 @@ def model_paths(arguments: list[str]) -> Iterator[Endpoint]:
     from ..io.endpoint import Endpoint, PathKind
 
     for argument in arguments:
-        given = Endpoint.input(argument, "MODEL")
+        given = Endpoint.of(argument, "MODEL")
         if given.kind is not PathKind.DIRECTORY:
             yield given
             continue
@@ -98,7 +98,7 @@ def model_paths(arguments: list[str]) -> Iterator[Endpoint]:
             ]
         if not found:
             raise UsageError(f"MODEL folder {printable(argument)} holds no *{MODEL_SUFFIX} file")
-        yield from (Endpoint.input(path, "MODEL") for path in found)
+        yield from (Endpoint.of(path, "MODEL") for path in found)
 
 
 def finding_record(finding: Finding) -> dict[str, object]:

@@ -83,10 +83,10 @@ def run(args: argparse.Namespace) -> int:
         from .._extras import require_modules
         from ..io.endpoint import Endpoint, refuse_terminal_output
 
-        source = Endpoint.input(args.model, "MODEL")
+        source = Endpoint.of(args.model, "MODEL")
         source.require_readable()
         source.require_model_file()
-        destination = Endpoint.output(args.output, "OUT", dash_is_stdio=True)
+        destination = Endpoint.of(args.output, "OUT", stdio="output")
         from ..io.identity import refuse_overlap
 
         refuse_overlap(source, destination)  # MODEL is never replaced, by any path

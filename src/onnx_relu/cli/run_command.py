@@ -169,7 +169,7 @@ def _output_paths(args: argparse.Namespace, output_names: list[str]) -> list[str
             )
         path = os.path.join(args.output_dir, file_name)
         try:
-            Endpoint.output(path, f"output file for {printable(name)}").require_output_kind(
+            Endpoint.of(path, f"output file for {printable(name)}").require_output_kind(
                 streams=False
             )
         except IsADirectoryError:
@@ -189,13 +189,13 @@ def _read_inputs(
     from ..io.identity import refuse_overlap
 
     files = _parse_run_inputs(args.inputs, required)
-    sources = [Endpoint.input(args.model, "MODEL")]
+    sources = [Endpoint.of(args.model, "MODEL")]
     for path in files.values():
-        source = Endpoint.input(path, "input file")
+        source = Endpoint.of(path, "input file")
         source.require_readable()
         sources.append(source)
     for output in outputs:
-        destination = Endpoint.output(output, "output file")
+        destination = Endpoint.of(output, "output file")
         for source in sources:
             refuse_overlap(source, destination, hint=" (give -o another folder)")
     return {name: read_tensor(path) for name, path in files.items()}
@@ -282,7 +282,7 @@ def _run_model_files(args: argparse.Namespace) -> list[str]:
     from ..files import write_tensor
     from ..io.endpoint import Endpoint
 
-    model = Endpoint.input(args.model, "MODEL")
+    model = Endpoint.of(args.model, "MODEL")
     if os.path.isdir(args.model):
         raise UsageError(
             f"MODEL {args.model!r} is a folder, not a model: give one .onnx file"
