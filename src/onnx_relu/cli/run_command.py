@@ -14,11 +14,11 @@ from ._common import (
     EXIT_OK,
     PROG,
     UsageError,
-    add_subcommand,
     emit,
     run_guarded,
     thread_limit,
 )
+from ._subcommand import Subcommand
 
 TYPE_CHECKING = False  # (not typing's: see onnx_relu.io.streams)
 if TYPE_CHECKING:
@@ -51,18 +51,8 @@ def _file_name_for(value_name: str) -> str:
     return name or "output"
 
 
-def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add the ``run`` subcommand to ``commands``."""
-    parser = add_subcommand(
-        commands,
-        "run",
-        run,
-        help="run a model on tensor files (Relu-only models, or any with --engine onnxruntime)",
-        description="Run an ONNX model made of Relu nodes through the onnx-relu backend, or "
-        "any ONNX model through onnxruntime with the onnx-relu library (--engine onnxruntime), "
-        "and write each graph output to DIR as <name>.npy (or .pb).",
-        epilog=_RUN_EXAMPLES,
-    )
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the ``run`` subcommand's arguments to its ``parser``."""
     parser.add_argument("model", metavar="MODEL.onnx", help="the model file")
     parser.add_argument(
         "-i",
@@ -334,3 +324,15 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_OK
 
     return run_guarded(f"{PROG} run", work, after_interrupt="outputs written so far are complete")
+
+
+SUBCOMMAND = Subcommand(
+    "run",
+    help="run a model on tensor files (Relu-only models, or any with --engine onnxruntime)",
+    description="Run an ONNX model made of Relu nodes through the onnx-relu backend, or "
+    "any ONNX model through onnxruntime with the onnx-relu library (--engine onnxruntime), "
+    "and write each graph output to DIR as <name>.npy (or .pb).",
+    epilog=_RUN_EXAMPLES,
+    run=run,
+    arguments=add_arguments,
+)
