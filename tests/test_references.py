@@ -192,7 +192,7 @@ def test_the_check_finds_references_to_what_does_not_exist():
         ":mod:`.streams`",
         ":func:`keep_owner`",
         ":func:`.endpoint.Endpoint`",
-        ":meth:`Endpoint.output`",
+        ":meth:`Endpoint.of`",
         ":class:`numpy.ndarray`",
         "onnx_relu.io.atomic.atomic_file",
         "onnx_relu.dtypes.ReluType.bits_dtype",

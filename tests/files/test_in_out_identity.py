@@ -408,11 +408,11 @@ def test_an_out_fifo_swapped_for_a_file_is_refused_not_written(tmp_path, monkeyp
 def test_open_classified_opens_an_unchanged_path_blocking(tmp_path):
     """The ordinary case: an unchanged regular file is opened, blocking, and read whole."""
     write_tensor(tmp_path / "x.npy", X)
-    endpoint = Endpoint.input(tmp_path / "x.npy", "IN")
+    endpoint = Endpoint.of(tmp_path / "x.npy", "IN")
     with open_classified(endpoint) as file:
         assert os.get_blocking(file.fileno())
         assert file.read() == (tmp_path / "x.npy").read_bytes()
-    refuse_overlap(endpoint, Endpoint.output(tmp_path / "y.npy", "OUT"))  # no refusal
+    refuse_overlap(endpoint, Endpoint.of(tmp_path / "y.npy", "OUT"))  # no refusal
 
 
 @pytest.mark.parametrize("swap", ["another-store", "symlink", "removed"])

@@ -2,11 +2,12 @@
 
 One module per subcommand, named ``COMMAND_command`` (:mod:`.demo_command`,
 :mod:`.apply_command`, :mod:`.run_command`, :mod:`.check_command`, :mod:`.legalize_command`,
-:mod:`.bench_command`), each with ``add_command(commands)``, which adds its parser and sets its
-``handler``, and ``run``; ``_subcommands()`` lists them, so a new subcommand is one module and
-one list entry. What they share (exit statuses, signals, the one guarded runner,
-path checks) is in :mod:`._common`. With no subcommand the demo runs. Importing this package
-imports none of the optional packages: each subcommand imports what it needs when it runs.
+:mod:`.bench_command`), each ending with its ``SUBCOMMAND``, a :class:`._subcommand.Subcommand`
+record (its name, help, arguments and ``run``) from which :func:`build_parser` makes its
+parser; ``_subcommands()`` lists them, so a new subcommand is one module and one list entry.
+What they share (exit statuses, signals, the one guarded runner, path checks) is in
+:mod:`._common`. With no subcommand the demo runs. Importing this package imports none of
+the optional packages: each subcommand imports what it needs when it runs.
 
 exit status: 0 success; 1 a check failed or the job could not be done (disk full, cluster
 failure, missing optional package); 2 usage error: bad arguments or input the user must fix
@@ -32,7 +33,6 @@ import os
 import signal
 import sys
 from collections.abc import Callable
-from types import ModuleType
 
 from .._version import __version__
 from ._common import (
@@ -44,6 +44,10 @@ from ._common import (
     warnings_as_lines,
 )
 from ._help import HelpFormatter
+
+TYPE_CHECKING = False  # (not typing's: see onnx_relu.io.streams)
+if TYPE_CHECKING:
+    from ._subcommand import Subcommand
 
 __all__ = ["main", "build_parser", "EXIT_OK", "EXIT_FAILED", "EXIT_USAGE"]
 
@@ -67,9 +71,8 @@ exit status: 0 success, 1 failure (a check failed or the job could not be done),
 """
 
 
-def _subcommands() -> tuple[ModuleType, ...]:
-    """The subcommands' modules, in the order ``--help`` lists them; each has ``add_command``,
-    which adds its parser and sets ``handler``, and ``run``."""
+def _subcommands() -> tuple[Subcommand, ...]:
+    """The subcommands, in the order ``--help`` lists them (importing their modules)."""
     from . import (
         apply_command,
         bench_command,
@@ -80,12 +83,12 @@ def _subcommands() -> tuple[ModuleType, ...]:
     )
 
     return (
-        demo_command,
-        apply_command,
-        run_command,
-        check_command,
-        legalize_command,
-        bench_command,
+        demo_command.SUBCOMMAND,
+        apply_command.SUBCOMMAND,
+        run_command.SUBCOMMAND,
+        check_command.SUBCOMMAND,
+        legalize_command.SUBCOMMAND,
+        bench_command.SUBCOMMAND,
     )
 
 
@@ -134,7 +137,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action=_PrintVersion)
     commands = parser.add_subparsers(title="commands", metavar="COMMAND", dest="command")
     for subcommand in _subcommands():
-        subcommand.add_command(commands)
+        subcommand.add_to(commands)
     return parser
 
 

@@ -60,11 +60,11 @@ def apply_one(args: argparse.Namespace, source: str, destination: str | None) ->
 
     # The command line's labels, its '-' and its early checks are said here, on the endpoints
     # it hands the plan; the plan's refusals of options are worded with the command's names.
-    source_end = Endpoint.input(source, "IN", dash_is_stdio=True, checked=True)
+    source_end = Endpoint.of(source, "IN", stdio="input", checked=True)
     destination_end = (
         None
         if destination is None
-        else Endpoint.output(destination, "OUT", dash_is_stdio=True, checked=True)
+        else Endpoint.of(destination, "OUT", stdio="output", checked=True)
     )
     stdio = STDIO in (source, destination)
     if not args.dask and not stdio and any(is_zarr_name(p) for p in (source, destination or "")):

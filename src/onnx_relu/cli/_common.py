@@ -6,7 +6,6 @@ Private to :mod:`onnx_relu.cli`. Nothing here imports more than the core package
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import io
 import os
@@ -402,35 +401,6 @@ def _is_lost_connection(exc: OSError) -> bool:
     """A connection reset or closed under the work: the OS's own error, or distributed's
     ``CommClosedError`` (an OSError whose text names the reset connection)."""
     return isinstance(exc, ConnectionError) or type(exc).__name__ == "CommClosedError"
-
-
-def add_subcommand(
-    commands: argparse._SubParsersAction[argparse.ArgumentParser],
-    name: str,
-    run: Callable[[argparse.Namespace], int],
-    *,
-    help: str,  # argparse's own name for it
-    description: str,
-    epilog: str | None = None,
-    usage: str | None = None,
-) -> argparse.ArgumentParser:
-    """Add the subcommand ``name`` to ``commands``, run by ``run``; return its parser.
-
-    Its help is laid out by :class:`._help.HelpFormatter`: the description and the epilog are
-    paragraphs reflowed to the terminal, their examples kept as written.
-    """
-    from ._help import HelpFormatter
-
-    parser: argparse.ArgumentParser = commands.add_parser(
-        name,
-        help=help,
-        description=description,
-        epilog=epilog,
-        usage=usage,
-        formatter_class=HelpFormatter,
-    )
-    parser.set_defaults(handler=run)
-    return parser
 
 
 def thread_limit(threads: int | None) -> contextlib.AbstractContextManager[object]:

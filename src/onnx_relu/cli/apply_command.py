@@ -11,9 +11,9 @@ from ..files.jobs import DEFAULT_CHUNK_BYTES
 from ._common import (
     NOT_WRITTEN,
     PROG,
-    add_subcommand,
     run_guarded,
 )
+from ._subcommand import Subcommand
 
 # Paragraphs, reflowed to the terminal by ._help.HelpFormatter; the indented lines are examples,
 # each "COMMAND  # comment", kept as written.
@@ -66,17 +66,8 @@ _IN_PLACE_AFTERMATH = (
 )
 
 
-def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add the ``apply`` subcommand to ``commands``."""
-    parser = add_subcommand(
-        commands,
-        "apply",
-        run,
-        help="apply Relu to a tensor file (.npy, .pb) or a Zarr store (--dask)",
-        description=_APPLY_DESCRIPTION,
-        epilog=_APPLY_EXAMPLES,
-        usage=_APPLY_USAGE,
-    )
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the ``apply`` subcommand's arguments to its ``parser``."""
     parser.add_argument(
         "paths",
         metavar="IN",
@@ -148,3 +139,14 @@ def run(args: argparse.Namespace) -> int:
         after_failure=f"; {aftermath or 'OUT left unchanged'}",
         job="the Dask job" if args.dask else None,
     )
+
+
+SUBCOMMAND = Subcommand(
+    "apply",
+    help="apply Relu to a tensor file (.npy, .pb) or a Zarr store (--dask)",
+    description=_APPLY_DESCRIPTION,
+    epilog=_APPLY_EXAMPLES,
+    usage=_APPLY_USAGE,
+    run=run,
+    arguments=add_arguments,
+)

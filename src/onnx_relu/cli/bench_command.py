@@ -2,20 +2,8 @@
 
 from __future__ import annotations
 
-import argparse
-
 from ._common import PROG
-
-
-def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """List ``bench`` in ``--help``; :func:`onnx_relu.cli.main` hands its arguments to
-    :func:`run`."""
-    commands.add_parser(
-        "bench",
-        help="benchmark onnx-relu against a copy ceiling, numpy, onnxruntime and torch "
-        "(`onnx-relu bench --help`)",
-        add_help=False,
-    )
+from ._subcommand import Subcommand
 
 
 def run(argv: list[str]) -> int:
@@ -24,3 +12,11 @@ def run(argv: list[str]) -> int:
     from ._help import HelpFormatter
 
     return bench_main(argv, prog=f"{PROG} bench", formatter_class=HelpFormatter)
+
+
+SUBCOMMAND = Subcommand(
+    "bench",
+    help="benchmark onnx-relu against a copy ceiling, numpy, onnxruntime and torch "
+    "(`onnx-relu bench --help`)",
+    run=None,  # listed in --help only: onnx_relu.cli.main hands its arguments to run(argv)
+)

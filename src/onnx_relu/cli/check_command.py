@@ -17,13 +17,13 @@ from ._common import (
     PROG,
     USER_ERRORS,
     UsageError,
-    add_subcommand,
     emit,
     fail,
     note,
     os_error_text,
     run_guarded,
 )
+from ._subcommand import Subcommand
 
 TYPE_CHECKING = False  # (not typing's: see onnx_relu.io.streams)
 if TYPE_CHECKING:  # onnx is imported only when a model is checked
@@ -49,21 +49,8 @@ JSON object: {{"path", "opset", "findings": [{{"node", "type", "version", "allow
 """
 
 
-def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add the ``check`` subcommand to ``commands``."""
-    parser = add_subcommand(
-        commands,
-        "check",
-        run,
-        help="judge every Relu node of models (type allowed at its opset, attributes)",
-        description="Judge every ai.onnx Relu node of ONNX models: is its input type allowed "
-        "by the Relu version of the model's opset, are its attributes valid for that version?"
-        "\n\nText output: one finding per line on standard output, as 'PATH: NODE: MESSAGE' (or"
-        " 'PATH: no findings'), and for each model with findings 'N finding(s) in PATH' on"
-        " standard error; when standard error is a terminal, a summary line (how many models"
-        " were clean, had findings, could not be read) ends it.",
-        epilog=_CHECK_EXAMPLES,
-    )
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the ``check`` subcommand's arguments to its ``parser``."""
     parser.add_argument(
         "models",
         metavar="MODEL",
@@ -84,7 +71,7 @@ def model_paths(arguments: list[str]) -> Iterator[Endpoint]:
     from ..io.endpoint import Endpoint, PathKind
 
     for argument in arguments:
-        given = Endpoint.input(argument, "MODEL")
+        given = Endpoint.of(argument, "MODEL")
         if given.kind is not PathKind.DIRECTORY:
             yield given
             continue
@@ -98,7 +85,7 @@ def model_paths(arguments: list[str]) -> Iterator[Endpoint]:
             ]
         if not found:
             raise UsageError(f"MODEL folder {printable(argument)} holds no *{MODEL_SUFFIX} file")
-        yield from (Endpoint.input(path, "MODEL") for path in found)
+        yield from (Endpoint.of(path, "MODEL") for path in found)
 
 
 def finding_record(finding: Finding) -> dict[str, object]:
@@ -215,3 +202,18 @@ def _stderr_is_terminal() -> bool:
         return sys.stderr is not None and os.isatty(2)
     except OSError:
         return False
+
+
+SUBCOMMAND = Subcommand(
+    "check",
+    help="judge every Relu node of models (type allowed at its opset, attributes)",
+    description="Judge every ai.onnx Relu node of ONNX models: is its input type allowed "
+    "by the Relu version of the model's opset, are its attributes valid for that version?"
+    "\n\nText output: one finding per line on standard output, as 'PATH: NODE: MESSAGE' (or"
+    " 'PATH: no findings'), and for each model with findings 'N finding(s) in PATH' on"
+    " standard error; when standard error is a terminal, a summary line (how many models"
+    " were clean, had findings, could not be read) ends it.",
+    epilog=_CHECK_EXAMPLES,
+    run=run,
+    arguments=add_arguments,
+)

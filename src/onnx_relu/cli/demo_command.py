@@ -4,20 +4,11 @@ from __future__ import annotations
 
 import argparse
 
-from ._common import add_subcommand
+from ._subcommand import Subcommand
 
 
-def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add the ``demo`` subcommand to ``commands``."""
-    parser = add_subcommand(
-        commands,
-        "demo",
-        run,
-        help="run the specification's nine examples and check every result (the default)",
-        description="Run the Relu specification's nine examples through onnx-relu and check "
-        "that every result matches exactly (dtype, shape and every element's bit pattern), "
-        "one line per example. Exit status 1 if any does not.",
-    )
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the ``demo`` subcommand's arguments to its ``parser``."""
     parser.add_argument(
         "--full",
         action="store_true",
@@ -30,3 +21,14 @@ def run(_args: argparse.Namespace | None = None) -> int:
     from ..demo import run_demo
 
     return run_demo(full=bool(getattr(_args, "full", False)))
+
+
+SUBCOMMAND = Subcommand(
+    "demo",
+    help="run the specification's nine examples and check every result (the default)",
+    description="Run the Relu specification's nine examples through onnx-relu and check "
+    "that every result matches exactly (dtype, shape and every element's bit pattern), "
+    "one line per example. Exit status 1 if any does not.",
+    run=run,
+    arguments=add_arguments,
+)

@@ -11,11 +11,11 @@ from ._common import (
     NOT_WRITTEN,
     PROG,
     UsageError,
-    add_subcommand,
     emit,
     note,
     run_guarded,
 )
+from ._subcommand import Subcommand
 
 TYPE_CHECKING = False  # (not typing's: see onnx_relu.io.streams)
 if TYPE_CHECKING:
@@ -24,25 +24,8 @@ if TYPE_CHECKING:
     from ..io.endpoint import Endpoint
 
 
-def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add the ``legalize`` subcommand to ``commands``."""
-    parser = add_subcommand(
-        commands,
-        "legalize",
-        run,
-        help="rewrite the Relu nodes a runtime cannot run into equivalent subgraphs",
-        description="Write a copy of MODEL in which onnxruntime's CPU provider can run every "
-        "Relu node (bfloat16, int16, int64 ...), with onnx-relu's values. Other nodes are "
-        "untouched. OUT is written atomically. Tensor data MODEL keeps in external files is "
-        "left there when OUT is in MODEL's folder, else copied beside OUT as OUT.data.",
-        # paragraphs, reflowed by ._help.HelpFormatter; indented: "COMMAND  # comment" examples
-        epilog=f"examples:\n  {PROG} legalize model.onnx model.ort.onnx\n"
-        f"  {PROG} legalize --exact model.onnx exact.onnx  # float Relus exact too\n"
-        f"  {PROG} legalize --exact --convert-opset 13 old.onnx new.onnx\n"
-        "\nIt prints each Relu node it rewrote (path: node: type -> rewrite) and a summary line"
-        " (on standard error when OUT is -). With nothing to rewrite it says so, writes OUT as"
-        " a copy of MODEL and exits 0.",
-    )
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the ``legalize`` subcommand's arguments to its ``parser``."""
     parser.add_argument("model", metavar="MODEL.onnx", help="the model file")
     parser.add_argument(
         "output", metavar="OUT.onnx", help="where to write the new model; - for standard output"
@@ -83,10 +66,10 @@ def run(args: argparse.Namespace) -> int:
         from .._extras import require_modules
         from ..io.endpoint import Endpoint, refuse_terminal_output
 
-        source = Endpoint.input(args.model, "MODEL")
+        source = Endpoint.of(args.model, "MODEL")
         source.require_readable()
         source.require_model_file()
-        destination = Endpoint.output(args.output, "OUT", dash_is_stdio=True)
+        destination = Endpoint.of(args.output, "OUT", stdio="output")
         from ..io.identity import refuse_overlap
 
         refuse_overlap(source, destination)  # MODEL is never replaced, by any path
@@ -219,3 +202,22 @@ def _external_data_beside(model: Any, source: str, output: str) -> tuple[str, st
         os.unlink(temporary)
         raise
     return temporary, os.path.join(output_folder, name)
+
+
+SUBCOMMAND = Subcommand(
+    "legalize",
+    help="rewrite the Relu nodes a runtime cannot run into equivalent subgraphs",
+    description="Write a copy of MODEL in which onnxruntime's CPU provider can run every "
+    "Relu node (bfloat16, int16, int64 ...), with onnx-relu's values. Other nodes are "
+    "untouched. OUT is written atomically. Tensor data MODEL keeps in external files is "
+    "left there when OUT is in MODEL's folder, else copied beside OUT as OUT.data.",
+    # paragraphs, reflowed by ._help.HelpFormatter; indented: "COMMAND  # comment" examples
+    epilog=f"examples:\n  {PROG} legalize model.onnx model.ort.onnx\n"
+    f"  {PROG} legalize --exact model.onnx exact.onnx  # float Relus exact too\n"
+    f"  {PROG} legalize --exact --convert-opset 13 old.onnx new.onnx\n"
+    "\nIt prints each Relu node it rewrote (path: node: type -> rewrite) and a summary line"
+    " (on standard error when OUT is -). With nothing to rewrite it says so, writes OUT as"
+    " a copy of MODEL and exits 0.",
+    run=run,
+    arguments=add_arguments,
+)

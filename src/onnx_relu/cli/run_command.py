@@ -14,11 +14,11 @@ from ._common import (
     EXIT_OK,
     PROG,
     UsageError,
-    add_subcommand,
     emit,
     run_guarded,
     thread_limit,
 )
+from ._subcommand import Subcommand
 
 TYPE_CHECKING = False  # (not typing's: see onnx_relu.io.streams)
 if TYPE_CHECKING:
@@ -51,18 +51,8 @@ def _file_name_for(value_name: str) -> str:
     return name or "output"
 
 
-def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add the ``run`` subcommand to ``commands``."""
-    parser = add_subcommand(
-        commands,
-        "run",
-        run,
-        help="run a model on tensor files (Relu-only models, or any with --engine onnxruntime)",
-        description="Run an ONNX model made of Relu nodes through the onnx-relu backend, or "
-        "any ONNX model through onnxruntime with the onnx-relu library (--engine onnxruntime), "
-        "and write each graph output to DIR as <name>.npy (or .pb).",
-        epilog=_RUN_EXAMPLES,
-    )
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the ``run`` subcommand's arguments to its ``parser``."""
     parser.add_argument("model", metavar="MODEL.onnx", help="the model file")
     parser.add_argument(
         "-i",
@@ -169,7 +159,7 @@ def _output_paths(args: argparse.Namespace, output_names: list[str]) -> list[str
             )
         path = os.path.join(args.output_dir, file_name)
         try:
-            Endpoint.output(path, f"output file for {printable(name)}").require_output_kind(
+            Endpoint.of(path, f"output file for {printable(name)}").require_output_kind(
                 streams=False
             )
         except IsADirectoryError:
@@ -189,13 +179,13 @@ def _read_inputs(
     from ..io.identity import refuse_overlap
 
     files = _parse_run_inputs(args.inputs, required)
-    sources = [Endpoint.input(args.model, "MODEL")]
+    sources = [Endpoint.of(args.model, "MODEL")]
     for path in files.values():
-        source = Endpoint.input(path, "input file")
+        source = Endpoint.of(path, "input file")
         source.require_readable()
         sources.append(source)
     for output in outputs:
-        destination = Endpoint.output(output, "output file")
+        destination = Endpoint.of(output, "output file")
         for source in sources:
             refuse_overlap(source, destination, hint=" (give -o another folder)")
     return {name: read_tensor(path) for name, path in files.items()}
@@ -282,7 +272,7 @@ def _run_model_files(args: argparse.Namespace) -> list[str]:
     from ..files import write_tensor
     from ..io.endpoint import Endpoint
 
-    model = Endpoint.input(args.model, "MODEL")
+    model = Endpoint.of(args.model, "MODEL")
     if os.path.isdir(args.model):
         raise UsageError(
             f"MODEL {args.model!r} is a folder, not a model: give one .onnx file"
@@ -334,3 +324,15 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_OK
 
     return run_guarded(f"{PROG} run", work, after_interrupt="outputs written so far are complete")
+
+
+SUBCOMMAND = Subcommand(
+    "run",
+    help="run a model on tensor files (Relu-only models, or any with --engine onnxruntime)",
+    description="Run an ONNX model made of Relu nodes through the onnx-relu backend, or "
+    "any ONNX model through onnxruntime with the onnx-relu library (--engine onnxruntime), "
+    "and write each graph output to DIR as <name>.npy (or .pb).",
+    epilog=_RUN_EXAMPLES,
+    run=run,
+    arguments=add_arguments,
+)

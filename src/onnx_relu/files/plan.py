@@ -238,9 +238,9 @@ def plan_apply(
             f"unknown tensor format {stream_format!r}: the formats are 'npy' (NumPy) and 'pb'"
             " (ONNX TensorProto)"
         )
-    source = src if isinstance(src, Endpoint) else Endpoint.input(_decoded(src), "src")
+    source = src if isinstance(src, Endpoint) else Endpoint.of(_decoded(src), "src")
     destination = (
-        dst if dst is None or isinstance(dst, Endpoint) else Endpoint.output(_decoded(dst), "dst")
+        dst if dst is None or isinstance(dst, Endpoint) else Endpoint.of(_decoded(dst), "dst")
     )
     _refuse_combinations(source, destination, in_place, dask)
     if destination is not None:  # by identity, before anything is opened
@@ -422,7 +422,7 @@ def _external_guard(source: Endpoint, destination: Endpoint) -> Callable[[str], 
     replacing OUT would change IN's data (as :func:`~onnx_relu.io.identity.refuse_overlap`)."""
 
     def check(path: str) -> None:
-        refuse_overlap(Endpoint.input(path, f"{source.what}'s external data"), destination)
+        refuse_overlap(Endpoint.of(path, f"{source.what}'s external data"), destination)
 
     return check
 

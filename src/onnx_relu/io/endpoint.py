@@ -40,9 +40,9 @@ Examples
 >>> os.mkfifo(os.path.join(folder, "pipe"))
 >>> Endpoint.of(os.path.join(folder, "pipe")).kind.value
 'FIFO'
->>> Endpoint.of("-", dash_is_stdio=True).kind.value
-'-'
->>> Endpoint.output("-", "OUT", dash_is_stdio=True).label
+>>> Endpoint.of("-", "IN", stdio="input").kind.value, Endpoint.of("-", "IN").kind.value
+('-', 'missing')
+>>> Endpoint.of("-", "OUT", stdio="output").label
 'standard output'
 """
 
@@ -57,6 +57,10 @@ from dataclasses import dataclass, field, replace
 from .._paths import absolute_path
 from .._text import printable
 from ..errors import FileArgumentError, UnsupportedPathError
+
+TYPE_CHECKING = False  # (not typing's: see onnx_relu.io.streams)
+if TYPE_CHECKING:
+    from typing import Literal
 
 __all__ = [
     "STDIO",
@@ -126,7 +130,7 @@ def _classify(path: str) -> tuple[PathKind, os.stat_result | None, bool]:
 
 @dataclass(frozen=True)
 class Endpoint:
-    """One path of a job, classified once (:meth:`of`, :meth:`input`, :meth:`output`).
+    """One path of a job, classified once (:meth:`of`).
 
     Attributes
     ----------
@@ -166,45 +170,17 @@ class Endpoint:
         path: str | os.PathLike[str],
         what: str = "",
         *,
-        dash_is_stdio: bool = False,
+        stdio: Literal["input", "output"] | None = None,
         format: str = "",
-        stdio_label: str = "standard input or output",
         checked: bool = False,
     ) -> Endpoint:
-        """Classify ``path`` once; ``"-"`` is standard input or output when ``dash_is_stdio``."""
+        """Classify ``path`` once, as ``what`` (e.g. "IN"); ``"-"`` is standard input or output
+        where ``stdio`` says which (``"input"``, ``"output"``), else a file of that name."""
         path = os.fspath(path)
-        if dash_is_stdio and path == STDIO:
-            return cls(path, stdio_label, PathKind.STDIO, format, what, checked=checked)
+        if stdio is not None and path == STDIO:
+            return cls(path, f"standard {stdio}", PathKind.STDIO, format, what, checked=checked)
         kind, found, is_link = _classify(path)
         return cls(path, repr(path), kind, format, what, is_link, found, checked)
-
-    @classmethod
-    def input(
-        cls,
-        path: str | os.PathLike[str],
-        what: str = "input",
-        *,
-        dash_is_stdio: bool = False,
-        checked: bool = False,
-    ) -> Endpoint:
-        """An input (``-``: standard input)."""
-        return cls.of(
-            path, what, dash_is_stdio=dash_is_stdio, stdio_label="standard input", checked=checked
-        )
-
-    @classmethod
-    def output(
-        cls,
-        path: str | os.PathLike[str],
-        what: str = "output",
-        *,
-        dash_is_stdio: bool = False,
-        checked: bool = False,
-    ) -> Endpoint:
-        """An output (``-``: standard output)."""
-        return cls.of(
-            path, what, dash_is_stdio=dash_is_stdio, stdio_label="standard output", checked=checked
-        )
 
     def __fspath__(self) -> str:
         # An endpoint is a path-like object: what takes a path takes the endpoint, and where
@@ -248,7 +224,7 @@ class Endpoint:
         Examples
         --------
         >>> import tempfile
-        >>> Endpoint.input(tempfile.mkdtemp(), "IN").require_readable()  # doctest: +ELLIPSIS
+        >>> Endpoint.of(tempfile.mkdtemp(), "IN").require_readable()  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
         onnx_relu.errors.FileArgumentError: IN '...' is a folder, not a tensor file
@@ -307,8 +283,8 @@ class Endpoint:
         --------
         >>> import os, tempfile
         >>> folder = tempfile.mkdtemp()
-        >>> Endpoint.output(os.path.join(folder, "y.npy"), "OUT").require_writable()
-        >>> Endpoint.output(os.path.join(folder, "no", "y.npy"), "OUT").require_writable()
+        >>> Endpoint.of(os.path.join(folder, "y.npy"), "OUT").require_writable()
+        >>> Endpoint.of(os.path.join(folder, "no", "y.npy"), "OUT").require_writable()
         ... # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
@@ -453,9 +429,9 @@ def written_as(endpoint: Endpoint, *, streams: bool = True, folder_error: bool =
     Examples
     --------
     >>> import tempfile
-    >>> written_as(Endpoint.output("-", "OUT", dash_is_stdio=True)).value
+    >>> written_as(Endpoint.of("-", "OUT", stdio="output")).value
     'stream'
-    >>> written_as(Endpoint.output(tempfile.mkdtemp() + "/y.npy", "OUT")).value
+    >>> written_as(Endpoint.of(tempfile.mkdtemp() + "/y.npy", "OUT")).value
     'atomic file'
     """
     try:

@@ -31,7 +31,7 @@ Examples
 >>> x = os.path.join(folder, "x.npy")
 >>> open(x, "wb").close()
 >>> os.symlink(x, os.path.join(folder, "y.npy"))
->>> refuse_overlap(Endpoint.input(x, "IN"), Endpoint.output(os.path.join(folder, "y.npy"), "OUT"))
+>>> refuse_overlap(Endpoint.of(x, "IN"), Endpoint.of(os.path.join(folder, "y.npy"), "OUT"))
 ... # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...

@@ -29,7 +29,7 @@ from ..errors import UnsupportedPathError
 # command line's start-up more than this).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, BinaryIO
+    from typing import Any, BinaryIO, Literal
 
     from .endpoint import Destination, Endpoint
 
@@ -161,7 +161,7 @@ def _wait_for_writer(fd: int, source: Endpoint) -> bytes:
 
 
 def _endpoint(
-    path: str | os.PathLike[str] | Endpoint, what: str, dash_is_stdio: bool, output: bool
+    path: str | os.PathLike[str] | Endpoint, what: str, stdio: Literal["input", "output"] | None
 ) -> Endpoint:
     import dataclasses
 
@@ -169,8 +169,7 @@ def _endpoint(
 
     if isinstance(path, Endpoint):
         return path if path.what else dataclasses.replace(path, what=what)
-    make = Endpoint.output if output else Endpoint.input
-    return make(path, what, dash_is_stdio=dash_is_stdio)
+    return Endpoint.of(path, what, stdio=stdio)
 
 
 @contextlib.contextmanager
@@ -201,7 +200,7 @@ def open_input(
     from .endpoint import PathKind
     from .identity import open_classified, open_classified_fd
 
-    source = _endpoint(path, what, dash_is_stdio, output=False)
+    source = _endpoint(path, what, "input" if dash_is_stdio else None)
     kind = source.kind
     file: Any
     if kind is PathKind.STDIO:
@@ -340,7 +339,7 @@ def open_output(
     """
     from .endpoint import Destination, written_as
 
-    destination = _endpoint(path, what, dash_is_stdio, output=True)
+    destination = _endpoint(path, what, "output" if dash_is_stdio else None)
     with open_destination(
         Destination(destination, written_as(destination, streams=streams))
     ) as out:

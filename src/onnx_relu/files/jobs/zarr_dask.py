@@ -386,8 +386,8 @@ def relu_zarr(
         dst_path = dst.path
     else:
         dst_path = os.fspath(dst)
-        source_end = Endpoint.input(src, "src")
-        refuse_overlap(source_end, Endpoint.output(dst, "dst"))
+        source_end = Endpoint.of(src, "src")
+        refuse_overlap(source_end, Endpoint.of(dst, "dst"))
         refuse_special_entries(source_end)  # what the workers open by name: files and folders
     delayed, distributed, zarr = _import_dask()
 
