@@ -29,8 +29,9 @@ from typing import Any
 
 import numpy as np
 
-from . import _api
+from ._numpy_path import checked_dtype, dispatcher_dtype, relu_numpy
 from ._relu import _empty_like as _cached_empty_like
+from ._relu import relu as relu_ufunc
 from .dtypes import bfloat16_dtype
 from .errors import InvalidOutputError, UnsupportedTypeError
 from .versions import LATEST_VERSION, ReluVersion
@@ -68,7 +69,7 @@ def relu_foreign(
     if top in ("jax", "jaxlib") and _is_jax_tracer(x):
         return (_relu_jax_traced(x, out, where, version, opset),)
     if top == "scipy" and module.startswith("scipy.sparse"):
-        return (_relu_sparse(x, out, where, opset),)
+        return (_relu_sparse(x, out, where, version, opset),)
     if top == "pyarrow":
         return (_relu_arrow_object(x, out, where, version, opset),)
     if top == "pandas":
@@ -78,7 +79,7 @@ def relu_foreign(
     if getattr(cls, "__array_ufunc__", None) is not None:
         return None  # dask, xarray's DataArray, numpy subclasses: they dispatch the ufunc
     if hasattr(cls, "__dlpack__") or hasattr(cls, "__array_namespace__"):
-        return (_relu_dlpack(x, out, where, opset),)
+        return (_relu_dlpack(x, out, where, version, opset),)
     return None
 
 
@@ -174,15 +175,21 @@ def _output_for(a: np.ndarray, for_jax: bool) -> np.ndarray:
     return raw[start : start + a.nbytes].view(a.dtype).reshape(a.shape)
 
 
-def _relu_dlpack(x: object, out: object, where: object, opset: int | None) -> Any:
+def _relu_new(a: np.ndarray, version: ReluVersion, opset: int | None) -> np.ndarray:
+    """Relu of the numpy array ``a`` (checked against ``version``) in a new array."""
+    return relu_numpy(a, _output_for(a, False), True, version, opset)[0]  # type: ignore[no-any-return]
+
+
+def _relu_dlpack(
+    x: object, out: object, where: object, version: ReluVersion, opset: int | None
+) -> Any:
     a = _numpy_view(x, "x")
     if where is not True and hasattr(type(where), "__dlpack__"):
         where = _numpy_view(where, "where")
     if out is not None:
         target = out[0] if isinstance(out, tuple) and len(out) == 1 else out
         if isinstance(target, np.ndarray):
-            _api.relu(a, target, where=where, opset=opset)
-            return target
+            return relu_numpy(a, target, where, version, opset)[0]
         if type(target) is not type(x):
             raise InvalidOutputError(
                 f"out must be a {type(x).__name__} like the input (or a numpy.ndarray), got"
@@ -192,11 +199,11 @@ def _relu_dlpack(x: object, out: object, where: object, opset: int | None) -> An
             raise InvalidOutputError(
                 "out is read-only: jax arrays cannot be written; call relu without out"
             )
-        _api.relu(a, _numpy_view(target, "out"), where=where, opset=opset)
+        relu_numpy(a, _numpy_view(target, "out"), where, version, opset)
         return target
     for_jax = _is_jax_array(x)
     y = _output_for(a, for_jax)
-    _api.relu(a, y, where=where, opset=opset)
+    relu_numpy(a, y, where, version, opset)
     if for_jax:
         return _to_jax(y, x)
     namespace = _namespace(x)
@@ -259,7 +266,7 @@ def _jax_function() -> Callable[[Any], Any]:
     def on_host(values: Any) -> np.ndarray:
         # (the type was checked when the function was traced; a large result comes from the
         # output cache, and goes back to it once jax has copied it)
-        return np.asarray(_api.relu(np.asarray(values)))
+        return np.asarray(_relu_new(np.asarray(values), LATEST_VERSION, None))
 
     @jax.custom_jvp  # type: ignore[untyped-decorator]  # (jax's decorators are untyped)
     def relu(x: Any) -> Any:
@@ -287,7 +294,7 @@ def _relu_jax_traced(
             "relu() takes no out= or where= inside jax transformations (jax arrays are"
             " immutable); call relu(x) and combine the result with jax.numpy.where"
         )
-    _api._checked_dtype(np.dtype(x.dtype), version, opset)
+    checked_dtype(np.dtype(x.dtype), version, opset)
     return _jax_function()(x)
 
 
@@ -303,7 +310,9 @@ def _no_out_or_where(kind: str, out: object, where: object) -> None:
         )
 
 
-def _relu_sparse(x: Any, out: object, where: object, opset: int | None) -> Any:
+def _relu_sparse(
+    x: Any, out: object, where: object, version: ReluVersion, opset: int | None
+) -> Any:
     """Relu of the stored values: relu(0) = 0, so the implicit zeros stay zeros. Duplicate
     entries are summed first (Relu of a sum is not the sum of Relus)."""
     _no_out_or_where("a scipy.sparse matrix or array", out, where)
@@ -312,16 +321,17 @@ def _relu_sparse(x: Any, out: object, where: object, opset: int | None) -> Any:
         if not x.has_canonical_format:  # duplicates may be stored: a summed copy
             x = x.copy()
             x.sum_duplicates()
-        data = _api.relu(x.data, opset=opset)
+        data = _relu_new(x.data, version, opset)
         if fmt == "coo":
             return type(x)((data, x.coords), shape=x.shape, copy=False)
         return type(x)((data, x.indices, x.indptr), shape=x.shape, copy=False)
     if fmt == "dia" and len(set(x.offsets.tolist())) == len(x.offsets):
-        return type(x)((_api.relu(x.data, opset=opset), x.offsets), shape=x.shape, copy=False)
+        data = _relu_new(x.data, version, opset)
+        return type(x)((data, x.offsets), shape=x.shape, copy=False)
     if fmt in ("dia", "lil", "dok"):
         # Python lists and dicts (or repeated diagonals): computed in CSR, given back in the
         # same format; the structure is rebuilt, not shared.
-        return _relu_sparse(x.tocsr(), None, True, opset).asformat(fmt)
+        return _relu_sparse(x.tocsr(), None, True, version, opset).asformat(fmt)
     raise UnsupportedTypeError(
         f"relu() does not know the scipy.sparse format {fmt!r} of a {type(x).__name__}"
     )
@@ -340,7 +350,7 @@ def _arrow_numpy_dtype(arrow_type: Any, what: str, version: ReluVersion, opset: 
             f"relu() needs numbers, got {what} of arrow type {arrow_type};"
             f" allowed types: {', '.join(version.types)}"
         )
-    return _api._checked_dtype(np.dtype(arrow_type.to_pandas_dtype()), version, opset)
+    return checked_dtype(np.dtype(arrow_type.to_pandas_dtype()), version, opset)
 
 
 def _relu_arrow_array(arr: Any, version: ReluVersion, opset: int | None) -> Any:
@@ -354,11 +364,11 @@ def _relu_arrow_array(arr: Any, version: ReluVersion, opset: int | None) -> Any:
     if values is None:
         values = np.zeros(offset + count, dtype)
     if validity is None or arr.null_count == 0:
-        result = _api.relu(values[offset:])
+        result = _relu_new(values[offset:], version, opset)
         return pa.Array.from_buffers(arr.type, count, [None, pa.py_buffer(result)], 0)
     result = np.empty_like(values)  # the bitmap counts from offset: so do the values
     result[:offset] = 0
-    _api.relu(values[offset:], result[offset:])
+    relu_numpy(values[offset:], result[offset:], True, version, opset)
     return pa.Array.from_buffers(
         arr.type, count, [validity, pa.py_buffer(result)], arr.null_count, offset
     )
@@ -452,11 +462,15 @@ def _relu_pandas(
     if any(_is_arrow_backed(d) for d in types):
         _no_out_or_where("a DataFrame with columns backed by pyarrow", out, where)
         result = x.copy(deep=False)
-        for position in range(x.shape[1]):
-            result.isetitem(position, _api.relu(x.iloc[:, position], opset=opset))
+        for position, column_type in enumerate(types):
+            column = x.iloc[:, position]
+            if _is_arrow_backed(column_type):
+                result.isetitem(position, _relu_pandas_arrow(column, version, opset))
+            else:  # numpy or nullable values, checked above: their own ufunc handling
+                result.isetitem(position, relu_ufunc(column))
         return (result,)
     if out is None and where is True:
-        return (_api.relu_ufunc(x),)
+        return (relu_ufunc(x),)
     if len(set(types)) > 1:
         kinds = ", ".join(f"{name} {dtype}" for name, dtype in zip(x.columns, types, strict=True))
         raise InvalidOutputError(
@@ -485,7 +499,7 @@ def _column_type(name: object, dtype: object, version: ReluVersion, opset: int |
         arrow_type = dtype.pyarrow_dtype  # type: ignore[attr-defined]
         _per_part(name, "column", _arrow_numpy_dtype, arrow_type, "a column", version, opset)
         return dtype
-    return _per_part(name, "column", _api._dispatcher_dtype, _Typed(dtype), version, opset)
+    return _per_part(name, "column", dispatcher_dtype, _Typed(dtype), version, opset)
 
 
 class _Typed:
@@ -504,6 +518,6 @@ def _relu_dataset(
     xarray's ufunc handling then computes each, coordinates and attributes kept."""
     for name, variable in x.data_vars.items():
         dtype = variable.dtype
-        _per_part(name, "variable", _api._dispatcher_dtype, _Typed(dtype), version, opset)
+        _per_part(name, "variable", dispatcher_dtype, _Typed(dtype), version, opset)
     _no_out_or_where("an xarray Dataset", out, where)
-    return (_api.relu_ufunc(x),)
+    return (relu_ufunc(x),)
