@@ -201,11 +201,10 @@ def _relu_dlpack(
             )
         relu_numpy(a, _numpy_view(target, "out"), where, version, opset)
         return target
-    for_jax = _is_jax_array(x)
-    y = _output_for(a, for_jax)
+    if _is_jax_array(x):
+        return _relu_into_jax(a, x, where, version, opset)
+    y = _output_for(a, False)
     relu_numpy(a, y, where, version, opset)
-    if for_jax:
-        return _to_jax(y, x)
     namespace = _namespace(x)
     if namespace is None:
         return y
@@ -213,6 +212,27 @@ def _relu_dlpack(
         torch = sys.modules["torch"]
         return torch.from_dlpack(y.view(np.int16)).view(torch.bfloat16)
     return namespace.from_dlpack(y)
+
+
+def _relu_into_jax(
+    a: np.ndarray, like: Any, where: object, version: ReluVersion, opset: int | None
+) -> Any:
+    """Relu of ``a`` (the memory of the jax array ``like``) as a jax array like ``like``.
+
+    The jax array is made over the new output before Relu is written into it: made after, it
+    took 0.3-0.5 ms at 64 MiB (jax's code then runs from caches that the 64 MiB just flushed),
+    against 0.02 ms before (BENCHMARKS.md). jax took the memory without a copy when its buffer
+    is the output's; else (a copy, or several shards) the result is made again after.
+    """
+    checked_dtype(a.dtype, version, opset)  # (before jax sees the type: our refusal, not jax's)
+    y = _output_for(a, True)
+    early = _to_jax(y, like)
+    try:
+        aliased = early.unsafe_buffer_pointer() == y.ctypes.data
+    except (ValueError, RuntimeError):  # (several shards: no one pointer)
+        aliased = False
+    relu_numpy(a, y, where, version, opset)
+    return early if aliased else _to_jax(y, like)
 
 
 _jax_first_cpu: Any = None
@@ -236,8 +256,41 @@ def _to_jax(y: np.ndarray, like: Any) -> Any:
         except ValueError:  # an array sharded over several devices
             device = None
         if device == _jax_first_cpu:
-            return jax.numpy.from_dlpack(y)
+            return _jax_from_dlpack(y, device)
     return jax.device_put(y, like.sharding)
+
+
+#: jaxlib's DLPack unpacker (None: not looked up yet; False: not there as known).
+_jax_unpack: Any = None
+
+
+def _jax_from_dlpack(y: np.ndarray, device: Any) -> Any:
+    """``jax.numpy.from_dlpack(y)`` onto the CPU ``device``, without its detour.
+
+    On the CPU jax first asks the device for a stream, which raises and catches a C++
+    exception on every call; right after 64 MiB have gone through the caches that took
+    0.25 ms of the 0.4 ms jax spent (BENCHMARKS.md). The unpacker jax then calls,
+    ``dlpack_managed_tensor_to_buffer`` of jaxlib 0.10 (extension version 467 and later), is
+    called directly; where it is missing or refuses its arguments, the public function. (A
+    result that does not share ``y``'s memory is caught by :func:`_relu_into_jax`.)
+    """
+    global _jax_unpack
+    jax = sys.modules["jax"]
+    if _jax_unpack is None:
+        try:
+            from jax._src.lib import _jax, jaxlib_extension_version
+
+            _jax_unpack = _jax.dlpack_managed_tensor_to_buffer
+            if jaxlib_extension_version < 467:
+                _jax_unpack = False
+        except (ImportError, AttributeError):
+            _jax_unpack = False
+    if _jax_unpack is not False:
+        try:
+            return _jax_unpack(y.__dlpack__(), device, None, None, 1)  # 1: kDLCPU
+        except (TypeError, ValueError, RuntimeError):
+            _jax_unpack = False
+    return jax.numpy.from_dlpack(y)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -2,17 +2,19 @@
 
 ``python -m onnx_relu.bench --figures arrays`` (or ``python src/onnx_relu/bench/arrays.py``
 against any installed onnx-relu: it uses the public API only) prints, each as a ratio measured
-in the same run, interleaved, best of N:
+in the same run, interleaved:
 
 - :func:`small_call`: ``relu(x)`` of a 6-element float32 array against
   ``np.maximum(x, np.float32(0))`` (the goal: <= 1.0) and the bare ``relu_ufunc(x)``;
 - :func:`round_trips`: ``relu(t)`` of 64 MiB of float32 held by torch and by jax (where
   installed: the caller's type in and out, through DLPack) against ``relu(x)`` of the same
-  numpy array (the goal: <= 1.05), with ``torch.relu(t)`` for scale.
+  numpy array (the goal: <= 1.05), with ``torch.relu(t)`` for scale: the median and quartiles
+  of the ratios of interleaved pairs of calls, which a shared machine's load moves little.
 """
 
 from __future__ import annotations
 
+import statistics
 import sys
 import timeit
 from typing import Any
@@ -63,54 +65,57 @@ def small_call(rounds: int = 9, number: int = 100_000) -> dict[str, Any]:
     }
 
 
-def round_trips(nbytes: int = 64 << 20, rounds: int = 15) -> dict[str, Any]:
-    """64 MiB of float32: ``relu`` of a torch tensor and of a jax array (each where installed)
-    against ``relu`` of the numpy array, milliseconds and ratios."""
+def _pairs(first: str, second: str, names: dict[str, Any], count: int) -> list[float]:
+    """Seconds of ``second`` over seconds of ``first``, each pair of single calls timed back to
+    back (in turn first-second and second-first, so that neither always follows the other):
+    a busy machine slows both calls of a pair alike, and the median of the ratios keeps little
+    of it."""
+    timers = timeit.Timer(first, globals=names), timeit.Timer(second, globals=names)
+    for timer in timers:
+        timer.timeit(2)  # warm-up
+    ratios = []
+    for index in range(count):
+        if index % 2:
+            b, a = timers[1].timeit(1), timers[0].timeit(1)
+        else:
+            a, b = timers[0].timeit(1), timers[1].timeit(1)
+        ratios.append(b / a)
+    return ratios
+
+
+def _spread(ratios: list[float]) -> dict[str, float]:
+    """The median of ``ratios`` and their quartiles."""
+    q1, median, q3 = statistics.quantiles(ratios, n=4) if len(ratios) > 1 else ratios * 3
+    return {"median": median, "first quartile": q1, "third quartile": q3}
+
+
+def round_trips(nbytes: int = 64 << 20, pairs: int = 61) -> dict[str, Any]:
+    """``nbytes`` of float32: ``relu`` of a torch tensor and of a jax array (each where
+    installed; the caller's type in and out) against ``relu`` of the numpy array, as the median
+    and quartiles of ``pairs`` interleaved pairs of calls, with ``torch.relu`` for scale."""
     rng = np.random.default_rng(0)
     x = rng.standard_normal(nbytes // 4, dtype=np.float32)
-    statements = {"relu(numpy)": "relu(x)"}
     names: dict[str, Any] = {"relu": onnx_relu.relu, "x": x}
     torch, jax = _optional("torch"), _optional("jax")
+    against = {}
     if torch is not None:
         names["t"], names["torch"] = torch.from_dlpack(x.copy()), torch
-        statements["relu(torch)"] = "relu(t)"
-        statements["torch.relu(torch)"] = "torch.relu(t)"
+        against["relu(torch)"] = "relu(t)"
     if jax is not None:
         names["j"] = jax.device_put(x)
         names["j"].block_until_ready()
-        statements["relu(jax)"] = "relu(j)"
-    best = _best_of(statements, names, rounds, 3)
+        against["relu(jax)"] = "relu(j)"
     figures: dict[str, Any] = {
-        "milliseconds": {label: seconds * 1e3 for label, seconds in best.items()}
+        "relu(numpy), milliseconds": 1e3
+        * statistics.median(timeit.repeat("relu(x)", globals=names, number=1, repeat=pairs))
     }
-    # What the round trip adds to the numpy path, measured alone (steadier than the
-    # difference of two 64 MiB timings on a busy machine): the views in and out, each of a
-    # new result (jax takes longer to wrap memory it has not seen).
-    conversions = {}
+    for label, code in against.items():
+        spread = _spread(_pairs("relu(x)", code, names, pairs))
+        figures[f"{label} / relu(numpy)  (goal <= 1.05)"] = spread.pop("median")
+        figures[f"{label} / relu(numpy), quartiles"] = spread
     if torch is not None:
-        conversions["torch"] = "np.from_dlpack(t); torch.from_dlpack(y)"
-    if jax is not None:
-        conversions["jax"] = "np.asarray(j); jax.device_put(y, j.sharding)"
-    if conversions:
-        names["np"], names["jax"] = np, jax
-        costs = {
-            label: min(
-                timeit.repeat(code, setup="y = relu(x)", number=1, repeat=3 * rounds, globals=names)
-            )
-            for label, code in conversions.items()
-        }
-        figures["conversions in and out, microseconds"] = {
-            label: seconds * 1e6 for label, seconds in costs.items()
-        }
-        for label, seconds in costs.items():
-            figures[f"(relu(numpy) + {label} conversions) / relu(numpy)"] = (
-                1 + seconds / best["relu(numpy)"]
-            )
-    for label in ("relu(torch)", "relu(jax)"):
-        if label in best:
-            figures[f"{label} / relu(numpy)  (goal <= 1.05)"] = best[label] / best["relu(numpy)"]
-    if "torch.relu(torch)" in best:
-        figures["relu(torch) / torch.relu(torch)"] = best["relu(torch)"] / best["torch.relu(torch)"]
+        spread = _spread(_pairs("torch.relu(t)", "relu(t)", names, pairs))
+        figures["relu(torch) / torch.relu(torch)"] = spread.pop("median")
     missing = [name for name, module in (("torch", torch), ("jax", jax)) if module is None]
     if missing:
         figures["not installed"] = ", ".join(missing)
@@ -151,7 +156,9 @@ def main(quick: bool = False) -> int:
         "small call, 6 float32 elements, best of interleaved batches": small_call(
             rounds=3 if quick else 9, number=10_000 if quick else 100_000
         ),
-        "round trips": round_trips(4 << 20 if quick else 64 << 20, rounds=2 if quick else 15),
+        "round trips, median of interleaved pairs": round_trips(
+            4 << 20 if quick else 64 << 20, pairs=3 if quick else 61
+        ),
     }
     print(format_arrays(figures))
     return 0
