@@ -7,7 +7,9 @@ there exists only once the caller imported it), so a numpy user never pays for t
 The kinds, in the order they are recognised (docs/arrays.md has the table):
 
 - jax tracers (inside ``jax.jit``, ``jax.vmap``, ``jax.grad``): a ``jax.custom_jvp`` function
-  around ``jax.pure_callback``, whose derivative is 1 where ``x > 0`` and 0 elsewhere;
+  around the kernel called through jax's FFI (:mod:`onnx_relu._jax_ffi`), or through
+  ``jax.pure_callback`` where the FFI handler cannot be built, whose derivative is 1 where
+  ``x > 0`` and 0 elsewhere;
 - scipy.sparse matrices and arrays: Relu of the stored values, the structure shared;
 - pyarrow arrays, chunked arrays, tables and record batches, and pandas data backed by them:
   the values computed, the validity bitmap (the nulls) shared;
@@ -303,16 +305,26 @@ def _is_jax_tracer(x: object) -> bool:
     return jax is not None and isinstance(x, jax.core.Tracer)
 
 
-_jax_relu: Callable[[Any], Any] | None = None
+#: Relu as a jax function, by whether it calls the FFI handler (True) or a Python callback.
+_jax_relu: dict[bool, Callable[[Any], Any]] = {}
 
 
-def _jax_function() -> Callable[[Any], Any]:
-    """Relu as a jax function: the host computes it (``jax.pure_callback``) and
-    ``jax.custom_jvp`` gives its derivative, 1 where ``x > 0`` and 0 elsewhere (at -0.0, +0.0,
-    negative numbers and NaN)."""
-    global _jax_relu
-    if _jax_relu is not None:
-        return _jax_relu
+def _jax_function(use_ffi: bool | None = None) -> Callable[[Any], Any]:
+    """Relu as a jax function: the kernel called through jax's FFI (:mod:`onnx_relu._jax_ffi`,
+    where its handler could be built; ``use_ffi`` None) or on the host through
+    ``jax.pure_callback``, and ``jax.custom_jvp`` for its derivative: 1 where ``x > 0`` and 0
+    elsewhere (at -0.0, +0.0, negative numbers and NaN)."""
+    if use_ffi is None:
+        from . import _jax_ffi
+
+        use_ffi = _jax_ffi.registered()
+    function = _jax_relu.get(use_ffi)
+    if function is None:
+        function = _jax_relu[use_ffi] = _make_jax_function(use_ffi)
+    return function
+
+
+def _make_jax_function(use_ffi: bool) -> Callable[[Any], Any]:
     jax = sys.modules["jax"]
     jnp = jax.numpy
 
@@ -325,6 +337,10 @@ def _jax_function() -> Callable[[Any], Any]:
     def relu(x: Any) -> Any:
         result = jax.ShapeDtypeStruct(x.shape, x.dtype)
         # An elementwise function: a batch of inputs is one call over the batched array.
+        if use_ffi:
+            from ._jax_ffi import TARGET
+
+            return jax.ffi.ffi_call(TARGET, result, vmap_method="expand_dims")(x)
         return jax.pure_callback(on_host, result, x, vmap_method="expand_dims")
 
     @relu.defjvp  # type: ignore[untyped-decorator]
@@ -335,7 +351,6 @@ def _jax_function() -> Callable[[Any], Any]:
             return y, tangent  # integers: their tangent is float0, symbolic zeros
         return y, jnp.where(x > 0, tangent, jnp.zeros_like(tangent))
 
-    _jax_relu = relu
     return relu  # type: ignore[no-any-return]
 
 
