@@ -18,8 +18,6 @@ from .versions import LATEST_VERSION, version_for_opset
 __all__ = ["relu", "relu_ufunc", "check_dtype"]
 
 
-
-
 def check_dtype(dtype: object, opset: int | None = None) -> np.dtype:
     """Check that ``dtype`` is allowed by the Relu version in force at ``opset``.
 
@@ -37,8 +35,6 @@ def check_dtype(dtype: object, opset: int | None = None) -> np.dtype:
     onnx_relu.errors.UnsupportedTypeError: Relu-13 (in force at opset 13) does not allow tensor(int8); allowed types: tensor(bfloat16), tensor(double), tensor(float), tensor(float16). tensor(int8) is allowed from Relu-14 (opset >= 14).
     """  # noqa: E501 - a doctest's expected error message is one line
     return checked_dtype(dtype, version_for_opset(opset), opset)
-
-
 
 
 # What type checkers see of relu: the caller's type back (docs/arrays.md). Not defined at run
@@ -226,7 +222,7 @@ def relu(
             done = _foreign().relu_foreign(x, out, where, version, opset)
         if done is None:
             done = relu_numpy(x, out, where, version, opset)
-        if type(done) is tuple:
+        if isinstance(done, tuple):
             return done[0]
         x = done  # a numpy array or scalar of an allowed native type, for a new result
     # Large outputs come from the output cache (onnx_relu.output_cache.cache_info): fresh pages

@@ -25,13 +25,14 @@ xarray DataArrays) is left to the numpy path.
 
 from __future__ import annotations
 
+import importlib
 import sys
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from ._numpy_path import checked_dtype, dispatcher_dtype, relu_numpy
+from ._numpy_path import checked_dtype, dispatcher_dtype, relu_into
 from ._relu import _empty_like as _cached_empty_like
 from ._relu import relu as relu_ufunc
 from .dtypes import bfloat16_dtype
@@ -177,9 +178,9 @@ def _output_for(a: np.ndarray, for_jax: bool) -> np.ndarray:
     return raw[start : start + a.nbytes].view(a.dtype).reshape(a.shape)
 
 
-def _relu_new(a: np.ndarray, version: ReluVersion, opset: int | None) -> np.ndarray:
+def _relu_new(a: np.ndarray, version: ReluVersion, opset: int | None) -> Any:
     """Relu of the numpy array ``a`` (checked against ``version``) in a new array."""
-    return relu_numpy(a, _output_for(a, False), True, version, opset)[0]  # type: ignore[no-any-return]
+    return relu_into(a, _output_for(a, False), True, version, opset)
 
 
 def _relu_dlpack(
@@ -191,7 +192,7 @@ def _relu_dlpack(
     if out is not None:
         target = out[0] if isinstance(out, tuple) and len(out) == 1 else out
         if isinstance(target, np.ndarray):
-            return relu_numpy(a, target, where, version, opset)[0]
+            return relu_into(a, target, where, version, opset)
         if type(target) is not type(x):
             raise InvalidOutputError(
                 f"out must be a {type(x).__name__} like the input (or a numpy.ndarray), got"
@@ -201,12 +202,12 @@ def _relu_dlpack(
             raise InvalidOutputError(
                 "out is read-only: jax arrays cannot be written; call relu without out"
             )
-        relu_numpy(a, _numpy_view(target, "out"), where, version, opset)
+        relu_into(a, _numpy_view(target, "out"), where, version, opset)
         return target
     if _is_jax_array(x):
         return _relu_into_jax(a, x, where, version, opset)
     y = _output_for(a, False)
-    relu_numpy(a, y, where, version, opset)
+    relu_into(a, y, where, version, opset)
     namespace = _namespace(x)
     if namespace is None:
         return y
@@ -233,7 +234,7 @@ def _relu_into_jax(
         aliased = early.unsafe_buffer_pointer() == y.ctypes.data
     except (ValueError, RuntimeError):  # (several shards: no one pointer)
         aliased = False
-    relu_numpy(a, y, where, version, opset)
+    relu_into(a, y, where, version, opset)
     return early if aliased else _to_jax(y, like)
 
 
@@ -280,10 +281,9 @@ def _jax_from_dlpack(y: np.ndarray, device: Any) -> Any:
     jax = sys.modules["jax"]
     if _jax_unpack is None:
         try:
-            from jax._src.lib import _jax, jaxlib_extension_version
-
-            _jax_unpack = _jax.dlpack_managed_tensor_to_buffer
-            if jaxlib_extension_version < 467:
+            lib = importlib.import_module("jax._src.lib")
+            _jax_unpack = lib._jax.dlpack_managed_tensor_to_buffer
+            if lib.jaxlib_extension_version < 467:
                 _jax_unpack = False
         except (ImportError, AttributeError):
             _jax_unpack = False
@@ -436,7 +436,7 @@ def _relu_arrow_array(arr: Any, version: ReluVersion, opset: int | None) -> Any:
         return pa.Array.from_buffers(arr.type, count, [None, pa.py_buffer(result)], 0)
     result = np.empty_like(values)  # the bitmap counts from offset: so do the values
     result[:offset] = 0
-    relu_numpy(values[offset:], result[offset:], True, version, opset)
+    relu_into(values[offset:], result[offset:], True, version, opset)
     return pa.Array.from_buffers(
         arr.type, count, [validity, pa.py_buffer(result)], arr.null_count, offset
     )

@@ -20,7 +20,8 @@ from .dtypes import _catch_up_with_ml_dtypes, describe_dtype, native, numpy_dtyp
 from .errors import InvalidOutputError, UnsupportedTypeError
 from .versions import ReluVersion, opset_phrase, unsupported_type_message
 
-__all__ = ["checked_dtype", "dispatcher_dtype", "relu_numpy"]
+__all__ = ["checked_dtype", "dispatcher_dtype", "relu_numpy", "relu_into"]
+
 
 def checked_dtype(dtype: object, version: ReluVersion, opset: int | None) -> np.dtype:
     """:func:`onnx_relu.check_dtype` against the resolved ``version`` (in force at ``opset``)."""
@@ -305,3 +306,11 @@ def relu_numpy(
     if dtype in version.dtypes:  # ml_dtypes was loaded unseen (see checked_dtype): known now
         return relu_numpy(x, out, True, version, opset)
     return (_relu_byteswapped(x, None if out is None else _checked_out(out, x)),)
+
+
+def relu_into(
+    x: np.ndarray, out: np.ndarray, where: object, version: ReluVersion, opset: int | None
+) -> Any:
+    """:func:`relu_numpy` of ``x`` into ``out`` (checked as any ``out``): the result."""
+    done = relu_numpy(x, out, where, version, opset)
+    return done[0] if isinstance(done, tuple) else done  # (with out: always a 1-tuple)

@@ -174,8 +174,9 @@ def test_jax_jit_vmap_grad(jax, jax_route):
     assert jax.jit(relu)(jnp.array([-3, 3], jnp.int32)).tolist() == [0, 3]
 
 
-@pytest.mark.parametrize("name", ["float32", "float64", "float16", "bfloat16", "int8", "int16",
-                                  "int32", "int64"])
+@pytest.mark.parametrize(
+    "name", ["float32", "float64", "float16", "bfloat16", "int8", "int16", "int32", "int64"]
+)
 def test_jax_jit_gives_relu_bit_for_bit_in_every_type_and_shape(jax, jax_route, name):
     if name in ("float64", "int64") and not jax.config.jax_enable_x64:
         pytest.skip("jax holds 64-bit types only with jax_enable_x64")
