@@ -45,8 +45,18 @@ def test_pairs_are_ratios_of_the_second_statement_to_the_first():
     assert len(ratios) == 5 and sorted(ratios)[2] > 1
 
 
+def test_jax_transformations_compare_jit_with_pure_callback():
+    pytest.importorskip("jax")
+    figures = arrays.jax_transformations(nbytes=64 << 10, pairs=2)
+    route = figures["jit(relu) calls"]
+    assert route == "jax's FFI" or route.startswith("jax.pure_callback (")
+    for label in ("6 float32 elements", "64 MiB"):
+        assert figures[f"{label}: jit(relu) / jit(pure_callback of relu)"] > 0
+
+
 def test_figures_arrays_option(capsys):
     assert bench.main(["--figures", "arrays", "--quick"]) == 0
     text = capsys.readouterr().out
     assert "relu(x) / np.maximum(x, np.float32(0))  (goal <= 1.0):" in text
     assert "round trips, median of interleaved pairs:" in text
+    assert "under jax.jit, median of interleaved pairs:" in text

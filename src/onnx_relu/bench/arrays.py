@@ -1,21 +1,25 @@
 """Figures for arrays: the small call against its anchor, and the round trips of other libraries.
 
 ``python -m onnx_relu.bench --figures arrays`` (or ``python src/onnx_relu/bench/arrays.py``
-against any installed onnx-relu: it uses the public API only) prints, each as a ratio measured
-in the same run, interleaved:
+against any installed onnx-relu: it uses the public API, and ``onnx_relu._jax_ffi`` to name the
+route under ``jax.jit``) prints, each as a ratio measured in the same run, interleaved:
 
 - :func:`small_call`: ``relu(x)`` of a 6-element float32 array against
   ``np.maximum(x, np.float32(0))`` (the goal: <= 1.0) and the bare ``relu_ufunc(x)``;
 - :func:`round_trips`: ``relu(t)`` of 64 MiB of float32 held by torch and by jax (where
   installed: the caller's type in and out, through DLPack) against ``relu(x)`` of the same
   numpy array (the goal: <= 1.05), with ``torch.relu(t)`` for scale: the median and quartiles
-  of the ratios of interleaved pairs of calls, which a shared machine's load moves little.
+  of the ratios of interleaved pairs of calls, which a shared machine's load moves little;
+- :func:`jax_transformations`: ``jax.jit(relu)`` (through jax's FFI where its handler could be
+  built, ``onnx_relu._jax_ffi``) against the same through ``jax.pure_callback``, on 6 elements
+  and on 64 MiB.
 """
 
 from __future__ import annotations
 
 import statistics
 import sys
+import time
 import timeit
 from typing import Any
 
@@ -23,7 +27,7 @@ import numpy as np
 
 import onnx_relu
 
-__all__ = ["small_call", "round_trips", "format_arrays", "main"]
+__all__ = ["small_call", "round_trips", "jax_transformations", "format_arrays", "main"]
 
 
 def _best_of(
@@ -122,6 +126,54 @@ def round_trips(nbytes: int = 64 << 20, pairs: int = 61) -> dict[str, Any]:
     return figures
 
 
+def _blocking_pairs(first: Any, second: Any, count: int) -> list[float]:
+    """:func:`_pairs` for two jax functions of no argument, each call waited for."""
+    first().block_until_ready(), second().block_until_ready()  # compiled, warm
+    ratios = []
+    for index in range(count):
+        runs = (first, second) if index % 2 == 0 else (second, first)
+        seconds = {}
+        for run in runs:
+            start = time.perf_counter()
+            run().block_until_ready()
+            seconds[run] = time.perf_counter() - start
+        ratios.append(seconds[second] / seconds[first])
+    return ratios
+
+
+def jax_transformations(nbytes: int = 64 << 20, pairs: int = 31) -> dict[str, Any]:
+    """``jax.jit(relu)`` (jax's FFI, where its handler could be built) against the same through
+    ``jax.pure_callback``, on 6 float32 elements and on ``nbytes``: medians of interleaved
+    pairs."""
+    jax = _optional("jax")
+    if jax is None:
+        return {"not installed": "jax"}
+    from onnx_relu import _jax_ffi
+
+    def on_host(values: Any) -> Any:
+        return onnx_relu.relu(np.asarray(values))
+
+    def through_callback(x: Any) -> Any:
+        result = jax.ShapeDtypeStruct(x.shape, x.dtype)
+        return jax.pure_callback(on_host, result, x, vmap_method="expand_dims")
+
+    jitted, callback = jax.jit(onnx_relu.relu), jax.jit(through_callback)
+    figures: dict[str, Any] = {
+        "jit(relu) calls": "jax's FFI"
+        if _jax_ffi.registered()
+        else f"jax.pure_callback ({_jax_ffi.why_not()})"
+    }
+    rng = np.random.default_rng(0)
+    for label, count, rounds in (
+        ("6 float32 elements", 6, 20 * pairs),
+        ("64 MiB", nbytes // 4, pairs),
+    ):
+        x = jax.device_put(rng.standard_normal(count, dtype=np.float32))
+        spread = _spread(_blocking_pairs(lambda x=x: callback(x), lambda x=x: jitted(x), rounds))
+        figures[f"{label}: jit(relu) / jit(pure_callback of relu)"] = spread.pop("median")
+    return figures
+
+
 def _optional(name: str) -> Any:
     """The module ``name`` if it is installed, else None."""
     import importlib
@@ -160,6 +212,9 @@ def main(quick: bool = False) -> int:
             4 << 20 if quick else 64 << 20, pairs=3 if quick else 61
         ),
     }
+    figures["under jax.jit, median of interleaved pairs"] = jax_transformations(
+        4 << 20 if quick else 64 << 20, pairs=3 if quick else 31
+    )
     print(format_arrays(figures))
     return 0
 
