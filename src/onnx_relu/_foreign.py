@@ -69,8 +69,17 @@ def relu_foreign(
     cls = type(x)
     module = cls.__module__
     top = module.partition(".")[0]
-    if top in ("jax", "jaxlib") and _is_jax_tracer(x):
-        return (_relu_jax_traced(x, out, where, version, opset),)
+    if top in ("jax", "jaxlib"):
+        if _is_jax_tracer(x):
+            return (_relu_jax_traced(x, out, where, version, opset),)
+        if out is None and where is True:
+            done = _relu_jax_on_cpu(x, version, opset)
+            if done is not None:
+                return (done,)
+    if top == "torch" and out is None and where is True:
+        done = _relu_torch_on_cpu(x, version, opset)
+        if done is not None:
+            return (done,)
     if top == "scipy" and module.startswith("scipy.sparse"):
         return (_relu_sparse(x, out, where, version, opset),)
     if top == "pyarrow":
@@ -217,8 +226,53 @@ def _relu_dlpack(
     return namespace.from_dlpack(y)
 
 
+def _relu_torch_on_cpu(x: Any, version: ReluVersion, opset: int | None) -> Any:
+    """Relu of a plain CPU tensor without ``out`` or ``where``, in the fewest steps (None for any
+    other: the DLPack path): right after a large call the caches are cold, and torch's
+    ``__dlpack_device__`` and ``__dlpack__`` then cost more than its C-level ``numpy()`` and
+    ``from_numpy`` (BENCHMARKS.md). The result is made over the new output before Relu is
+    written into it (``from_numpy`` shares the memory), while torch's code is nearer in cache.
+    """
+    torch = sys.modules["torch"]
+    if type(x) is not torch.Tensor or x.device.type != "cpu" or x.requires_grad:
+        return None
+    if x.dtype == torch.bfloat16:
+        return None
+    try:
+        a = x.numpy()
+    except (TypeError, RuntimeError):  # a type numpy lacks, a conjugate or negative view
+        return None
+    y = _output_for(a, False)
+    result = torch.from_numpy(y)
+    relu_into(a, y, True, version, opset)
+    return result
+
+
+def _relu_jax_on_cpu(x: Any, version: ReluVersion, opset: int | None) -> Any:
+    """Relu of a jax array on jax's CPU device without ``out`` or ``where``, in the fewest steps
+    (None for any other: the DLPack path). Right after a large call the caches are cold, and
+    every step of jax's then costs tens of microseconds (its ``__dlpack_device__`` 0.08 ms,
+    ``device`` 0.02 ms; BENCHMARKS.md): the device is read once, for the check and the result.
+    """
+    jax = sys.modules["jax"]
+    if not isinstance(x, jax.Array):
+        return None
+    try:
+        device = x.device
+    except ValueError:  # an array sharded over several devices
+        return None
+    if device.platform != "cpu":
+        return None  # (refused by the DLPack path, naming the device)
+    return _relu_into_jax(np.asarray(x), x, True, version, opset, device)
+
+
 def _relu_into_jax(
-    a: np.ndarray, like: Any, where: object, version: ReluVersion, opset: int | None
+    a: np.ndarray,
+    like: Any,
+    where: object,
+    version: ReluVersion,
+    opset: int | None,
+    device: Any = None,
 ) -> Any:
     """Relu of ``a`` (the memory of the jax array ``like``) as a jax array like ``like``.
 
@@ -226,23 +280,25 @@ def _relu_into_jax(
     took 0.3-0.5 ms at 64 MiB (jax's code then runs from caches that the 64 MiB just flushed),
     against 0.02 ms before (BENCHMARKS.md). jax took the memory without a copy when its buffer
     is the output's; else (a copy, or several shards) the result is made again after.
+    ``device``: ``like``'s, where the caller has read it.
     """
     checked_dtype(a.dtype, version, opset)  # (before jax sees the type: our refusal, not jax's)
     y = _output_for(a, True)
-    early = _to_jax(y, like)
+    early = _to_jax(y, like, device)
     try:
         aliased = early.unsafe_buffer_pointer() == y.ctypes.data
     except (ValueError, RuntimeError):  # (several shards: no one pointer)
         aliased = False
     relu_into(a, y, where, version, opset)
-    return early if aliased else _to_jax(y, like)
+    return early if aliased else _to_jax(y, like, device)
 
 
 _jax_first_cpu: Any = None
 
 
-def _to_jax(y: np.ndarray, like: Any) -> Any:
-    """``y`` as a jax array on the device of ``like``, aliasing ``y``'s (aligned) memory.
+def _to_jax(y: np.ndarray, like: Any, device: Any = None) -> Any:
+    """``y`` as a jax array on the device of ``like`` (``device`` where the caller read it),
+    aliasing ``y``'s (aligned) memory.
 
     ``jax.numpy.from_dlpack`` (about half the time of ``jax.device_put`` on small arrays) for
     the types DLPack carries, onto jax's first CPU device, where DLPack puts a CPU array;
@@ -254,10 +310,11 @@ def _to_jax(y: np.ndarray, like: Any) -> Any:
     if y.dtype.kind != "V":  # (ml_dtypes' bfloat16 is kind "V")
         if _jax_first_cpu is None:
             _jax_first_cpu = jax.devices("cpu")[0]
-        try:
-            device = like.device
-        except ValueError:  # an array sharded over several devices
-            device = None
+        if device is None:
+            try:
+                device = like.device
+            except ValueError:  # an array sharded over several devices
+                device = None
         if device == _jax_first_cpu:
             return _jax_from_dlpack(y, device)
     return jax.device_put(y, like.sharding)
