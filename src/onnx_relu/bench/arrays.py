@@ -157,7 +157,7 @@ def jax_transformations(nbytes: int = 64 << 20, pairs: int = 31) -> dict[str, An
     jax = _optional("jax")
     if jax is None:
         return {"not installed": "jax"}
-    from onnx_relu import _jax_ffi
+    from onnx_relu._jax_ffi import registered, why_not
 
     def on_host(values: Any) -> Any:
         return onnx_relu.relu(np.asarray(values))
@@ -168,9 +168,7 @@ def jax_transformations(nbytes: int = 64 << 20, pairs: int = 31) -> dict[str, An
 
     jitted, callback = jax.jit(onnx_relu.relu), jax.jit(through_callback)
     figures: dict[str, Any] = {
-        "jit(relu) calls": "jax's FFI"
-        if _jax_ffi.registered()
-        else f"jax.pure_callback ({_jax_ffi.why_not()})"
+        "jit(relu) calls": "jax's FFI" if registered() else f"jax.pure_callback ({why_not()})"
     }
     rng = np.random.default_rng(0)
     for label, count, rounds in (
