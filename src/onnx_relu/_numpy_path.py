@@ -236,7 +236,8 @@ def _values_dtype(dtype: object) -> object:
 def _relu_where(
     x: object, out: object, where: object, version: ReluVersion, opset: int | None
 ) -> Any:
-    """:func:`relu` with a ``where`` mask: the same checks of ``x`` and ``out``, then the mask's."""
+    """:func:`onnx_relu.relu` with a ``where`` mask: the checks of ``x`` and ``out``, then the
+    mask's."""
     if not isinstance(x, (np.ndarray, np.generic)):
         if _dispatches_itself(x):
             dtype = dispatcher_dtype(x, version, opset)
