@@ -49,7 +49,7 @@ def test_jax_transformations_compare_jit_with_pure_callback():
     pytest.importorskip("jax")
     figures = arrays.jax_transformations(nbytes=64 << 10, pairs=2)
     route = figures["jit(relu) calls"]
-    assert route == "jax's FFI" or route.startswith("jax.pure_callback (")
+    assert route in ("jax's FFI", "jax.pure_callback")
     for label in ("6 float32 elements", "64 MiB"):
         assert figures[f"{label}: jit(relu) / jit(pure_callback of relu)"] > 0
 

@@ -1,8 +1,8 @@
 """Figures for arrays: the small call against its anchor, and the round trips of other libraries.
 
 ``python -m onnx_relu.bench --figures arrays`` (or ``python src/onnx_relu/bench/arrays.py``
-against any installed onnx-relu: it uses the public API, and ``onnx_relu._jax_ffi`` to name the
-route under ``jax.jit``) prints, each as a ratio measured in the same run, interleaved:
+against any installed onnx-relu: it uses the public API only) prints, each as a ratio measured
+in the same run, interleaved:
 
 - :func:`small_call`: ``relu(x)`` of a 6-element float32 array against
   ``np.maximum(x, np.float32(0))`` (the goal: <= 1.0) and the bare ``relu_ufunc(x)``;
@@ -11,8 +11,8 @@ route under ``jax.jit``) prints, each as a ratio measured in the same run, inter
   numpy array (the goal: <= 1.05), with ``torch.relu(t)`` for scale: the median and quartiles
   of the ratios of interleaved pairs of calls, which a shared machine's load moves little;
 - :func:`jax_transformations`: ``jax.jit(relu)`` (through jax's FFI where its handler could be
-  built, ``onnx_relu._jax_ffi``) against the same through ``jax.pure_callback``, on 6 elements
-  and on 64 MiB.
+  built: the route is read from the jaxpr) against the same through ``jax.pure_callback``, on 6
+  elements and on 64 MiB.
 """
 
 from __future__ import annotations
@@ -157,7 +157,6 @@ def jax_transformations(nbytes: int = 64 << 20, pairs: int = 31) -> dict[str, An
     jax = _optional("jax")
     if jax is None:
         return {"not installed": "jax"}
-    from onnx_relu._jax_ffi import registered, why_not
 
     def on_host(values: Any) -> Any:
         return onnx_relu.relu(np.asarray(values))
@@ -167,9 +166,7 @@ def jax_transformations(nbytes: int = 64 << 20, pairs: int = 31) -> dict[str, An
         return jax.pure_callback(on_host, result, x, vmap_method="expand_dims")
 
     jitted, callback = jax.jit(onnx_relu.relu), jax.jit(through_callback)
-    figures: dict[str, Any] = {
-        "jit(relu) calls": "jax's FFI" if registered() else f"jax.pure_callback ({why_not()})"
-    }
+    figures: dict[str, Any] = {"jit(relu) calls": _route(jax)}
     rng = np.random.default_rng(0)
     for label, count, rounds in (
         ("6 float32 elements", 6, 20 * pairs),
@@ -179,6 +176,14 @@ def jax_transformations(nbytes: int = 64 << 20, pairs: int = 31) -> dict[str, An
         spread = _spread(_blocking_pairs(lambda x=x: callback(x), lambda x=x: jitted(x), rounds))
         figures[f"{label}: jit(relu) / jit(pure_callback of relu)"] = spread.pop("median")
     return figures
+
+
+def _route(jax: Any) -> str:
+    """What ``relu`` calls under a jax transformation, as its jaxpr shows it."""
+    text = str(jax.make_jaxpr(onnx_relu.relu)(jax.numpy.zeros(2, np.float32)))
+    if "ffi_call" in text:
+        return "jax's FFI"
+    return "jax.pure_callback" if "pure_callback" in text else "neither FFI nor pure_callback"
 
 
 def _optional(name: str) -> Any:
