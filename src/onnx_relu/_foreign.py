@@ -70,7 +70,7 @@ def relu_foreign(
     module = cls.__module__
     top = module.partition(".")[0]
     if top in ("jax", "jaxlib"):
-        if _is_jax_tracer(x):
+        if cls is not _jax_array_type and _is_jax_tracer(x):
             return (_relu_jax_traced(x, out, where, version, opset),)
         if out is None and where is True:
             done = _relu_jax_on_cpu(x, version, opset)
@@ -248,15 +248,24 @@ def _relu_torch_on_cpu(x: Any, version: ReluVersion, opset: int | None) -> Any:
     return result
 
 
+#: jax's concrete array type, once seen: known then without an isinstance check against
+#: ``jax.Array`` or ``jax.core.Tracer`` (about 20 us each right after a large call).
+_jax_array_type: type | None = None
+
+
 def _relu_jax_on_cpu(x: Any, version: ReluVersion, opset: int | None) -> Any:
     """Relu of a jax array on jax's CPU device without ``out`` or ``where``, in the fewest steps
     (None for any other: the DLPack path). Right after a large call the caches are cold, and
     every step of jax's then costs tens of microseconds (its ``__dlpack_device__`` 0.08 ms,
     ``device`` 0.02 ms; BENCHMARKS.md): the device is read once, for the check and the result.
     """
-    jax = sys.modules["jax"]
-    if not isinstance(x, jax.Array):
-        return None
+    global _jax_array_type
+    cls = type(x)
+    if cls is not _jax_array_type:
+        if not isinstance(x, sys.modules["jax"].Array):
+            return None
+        if cls.__name__ == "ArrayImpl":  # (jax's concrete arrays: no tracer, no subclass)
+            _jax_array_type = cls
     try:
         device = x.device
     except ValueError:  # an array sharded over several devices
