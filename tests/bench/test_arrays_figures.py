@@ -43,6 +43,8 @@ def test_pairs_are_ratios_of_the_second_statement_to_the_first():
     names = {"sum": sum, "r": range(20_000)}
     ratios = arrays._pairs("sum(r)", "sum(r); sum(r)", names, 5)
     assert len(ratios) == 5 and sorted(ratios)[2] > 1
+    fastest = arrays._pairs("sum(r)", "sum(r); sum(r)", names, 3, calls=3)
+    assert len(fastest) == 3 and sorted(fastest)[1] > 1
 
 
 def test_jax_transformations_compare_jit_with_pure_callback():
