@@ -222,6 +222,46 @@ def test_jax_ffi_handler_is_built_once_into_the_cache_and_can_be_turned_off(jax,
     assert no_compiler.startswith("False [0.0, 2.0] ")  # pure_callback, the reason said
 
 
+def test_the_kernel_entry_for_native_code_computes_relu():
+    """The capsule the jax FFI handler takes the kernel from (_relu_kernel_entry.h)."""
+    import ctypes
+
+    from onnx_relu import _relu
+
+    class Entry(ctypes.Structure):
+        _fields_ = [
+            ("version", ctypes.c_int),
+            ("type_code", ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_char_p)),
+            ("type_size", ctypes.CFUNCTYPE(ctypes.c_size_t, ctypes.c_int)),
+            (
+                "compute",
+                ctypes.CFUNCTYPE(
+                    None,
+                    ctypes.c_int,
+                    ctypes.c_void_p,
+                    ctypes.c_void_p,
+                    ctypes.c_ssize_t,
+                    ctypes.c_ssize_t,
+                    ctypes.c_ssize_t,
+                ),
+            ),
+        ]
+
+    get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
+    get_pointer.restype, get_pointer.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+    entry = Entry.from_address(get_pointer(_relu._kernel_entry(), b"onnx_relu._relu.kernel_entry"))
+    assert entry.version == 1
+    assert entry.type_code(b"uint8") == -1 and entry.type_code(b"float") == -1
+    assert entry.type_code(b"bfloat16") >= 0
+    for name in ("int8", "int16", "int32", "int64", "float16", "float32", "float64"):
+        x = np.array(MIXED if name[0] == "f" else [-128, -1, 0, 1, 127, 3, -5]).astype(name)
+        code = entry.type_code(name.encode())
+        assert code >= 0 and entry.type_size(code) == x.itemsize
+        y = np.full_like(x, 7)
+        entry.compute(code, x.ctypes.data, y.ctypes.data, x.size, x.itemsize, x.itemsize)
+        assert _bits(y) == _bits(relu(x))
+
+
 def test_jax_refusals(jax):
     jnp = jax.numpy
     with pytest.raises(UnsupportedTypeError, match=r"tensor\(uint8\)"):
