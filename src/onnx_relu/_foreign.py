@@ -356,8 +356,10 @@ def _jax_from_dlpack(y: np.ndarray, device: Any) -> Any:
     if _jax_unpack is not False:
         try:
             return _jax_unpack(y.__dlpack__(), device, None, None, 1)  # 1: kDLCPU
-        except (TypeError, ValueError, RuntimeError):
+        except TypeError:  # its arguments are no longer these: the public function from now on
             _jax_unpack = False
+        except (ValueError, RuntimeError):  # (this buffer: the public function says why)
+            pass
     return jax.numpy.from_dlpack(y)
 
 

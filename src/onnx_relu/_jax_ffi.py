@@ -2,10 +2,10 @@
 
 The handler, ``_jax_ffi.c`` beside this module, calls the kernel of :mod:`onnx_relu._relu` on
 the buffers XLA hands over: no Python and no copy in the call, against ``jax.pure_callback``'s
-Python callback and copy of the result (about 0.1 x its time on 6 elements and 0.4 x on 64 MiB,
-BENCHMARKS.md). It is not built with the package: the XLA FFI headers come with jaxlib, so it is
-compiled on first use with the C compiler (``$CC``, else Python's, else ``cc``) against
-``jax.ffi.include_dir()``, once per jaxlib and source, into
+Python callback and copy of the result (about 0.1 x its time on 6 elements and 0.3-0.5 x on
+64 MiB, BENCHMARKS.md). It is not built with the package: the XLA FFI headers come with
+jaxlib, so it is compiled on first use with the C compiler (``$CC``, else Python's, else
+``cc``) against ``jax.ffi.include_dir()``, once per jaxlib and source, into
 ``${XDG_CACHE_HOME:-~/.cache}/onnx-relu/jax-ffi``. Where that fails (no compiler, no headers, a
 read-only cache), or ``ONNX_RELU_JAX_FFI=0`` is set, :func:`registered` says False and relu
 uses ``jax.pure_callback``; the reason is logged at DEBUG on the ``onnx_relu`` logger.
@@ -21,6 +21,7 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -40,20 +41,23 @@ _ENTRY_HEADER = _HERE / "_relu_kernel_entry.h"
 _CAPSULE = b"onnx_relu._relu.kernel_entry"
 
 _state: bool | None = None  # None: not tried yet
+_lock = threading.Lock()
 _reason = ""
 _library: Any = None  # the loaded handler, kept for the process's life
 
 
 def registered() -> bool:
-    """True once the handler is registered with jax (tried once per process)."""
+    """True once the handler is registered with jax (tried once per process, by one thread)."""
     global _state, _reason
     if _state is None:
-        try:
-            _register()
-            _state = True
-        except (OSError, ValueError, RuntimeError, subprocess.SubprocessError) as exc:
-            _state, _reason = False, str(exc)
-            logger.debug("relu under jax transformations uses jax.pure_callback: %s", exc)
+        with _lock:
+            if _state is None:
+                try:
+                    _register()
+                    _state = True
+                except (OSError, ValueError, RuntimeError, subprocess.SubprocessError) as exc:
+                    _state, _reason = False, str(exc)
+                    logger.debug("relu under jax transformations uses jax.pure_callback: %s", exc)
     return _state
 
 
