@@ -202,6 +202,7 @@ $(VENV)/.installed-test: $(UV_TOOLS)/.uv-$(UV_VERSION) uv.lock $(SOURCES)
 	$(SEED_PIP)
 	$(SYNC) --quiet --only-group build --no-install-project
 	$(SYNC) --quiet --group build --group interop --extra test --reinstall-package onnx-relu
+	@tools/cpu_torch.sh $(PY)
 	touch $@ $(VENV)/.installed
 
 # What the README's examples need beyond the core (make demo installs the core only).

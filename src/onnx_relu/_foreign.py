@@ -7,7 +7,9 @@ there exists only once the caller imported it), so a numpy user never pays for t
 The kinds, in the order they are recognised (docs/arrays.md has the table):
 
 - jax tracers (inside ``jax.jit``, ``jax.vmap``, ``jax.grad``): a ``jax.custom_jvp`` function
-  around ``jax.pure_callback``, whose derivative is 1 where ``x > 0`` and 0 elsewhere;
+  around the kernel called through jax's FFI (:mod:`onnx_relu._jax_ffi`), or through
+  ``jax.pure_callback`` where the FFI handler cannot be built, whose derivative is 1 where
+  ``x > 0`` and 0 elsewhere;
 - scipy.sparse matrices and arrays: Relu of the stored values, the structure shared;
 - pyarrow arrays, chunked arrays, tables and record batches, and pandas data backed by them:
   the values computed, the validity bitmap (the nulls) shared;
@@ -23,14 +25,16 @@ xarray DataArrays) is left to the numpy path.
 
 from __future__ import annotations
 
+import importlib
 import sys
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from . import _api
+from ._numpy_path import checked_dtype, dispatcher_dtype, relu_into
 from ._relu import _empty_like as _cached_empty_like
+from ._relu import relu as relu_ufunc
 from .dtypes import bfloat16_dtype
 from .errors import InvalidOutputError, UnsupportedTypeError
 from .versions import LATEST_VERSION, ReluVersion
@@ -65,10 +69,19 @@ def relu_foreign(
     cls = type(x)
     module = cls.__module__
     top = module.partition(".")[0]
-    if top in ("jax", "jaxlib") and _is_jax_tracer(x):
-        return (_relu_jax_traced(x, out, where, version, opset),)
+    if top in ("jax", "jaxlib"):
+        if cls is not _jax_array_type and _is_jax_tracer(x):
+            return (_relu_jax_traced(x, out, where, version, opset),)
+        if out is None and where is True:
+            done = _relu_jax_on_cpu(x, version, opset)
+            if done is not None:
+                return (done,)
+    if top == "torch" and out is None and where is True:
+        done = _relu_torch_on_cpu(x, version, opset)
+        if done is not None:
+            return (done,)
     if top == "scipy" and module.startswith("scipy.sparse"):
-        return (_relu_sparse(x, out, where, opset),)
+        return (_relu_sparse(x, out, where, version, opset),)
     if top == "pyarrow":
         return (_relu_arrow_object(x, out, where, version, opset),)
     if top == "pandas":
@@ -78,7 +91,7 @@ def relu_foreign(
     if getattr(cls, "__array_ufunc__", None) is not None:
         return None  # dask, xarray's DataArray, numpy subclasses: they dispatch the ufunc
     if hasattr(cls, "__dlpack__") or hasattr(cls, "__array_namespace__"):
-        return (_relu_dlpack(x, out, where, opset),)
+        return (_relu_dlpack(x, out, where, version, opset),)
     return None
 
 
@@ -174,15 +187,21 @@ def _output_for(a: np.ndarray, for_jax: bool) -> np.ndarray:
     return raw[start : start + a.nbytes].view(a.dtype).reshape(a.shape)
 
 
-def _relu_dlpack(x: object, out: object, where: object, opset: int | None) -> Any:
+def _relu_new(a: np.ndarray, version: ReluVersion, opset: int | None) -> Any:
+    """Relu of the numpy array ``a`` (checked against ``version``) in a new array."""
+    return relu_into(a, _output_for(a, False), True, version, opset)
+
+
+def _relu_dlpack(
+    x: object, out: object, where: object, version: ReluVersion, opset: int | None
+) -> Any:
     a = _numpy_view(x, "x")
     if where is not True and hasattr(type(where), "__dlpack__"):
         where = _numpy_view(where, "where")
     if out is not None:
         target = out[0] if isinstance(out, tuple) and len(out) == 1 else out
         if isinstance(target, np.ndarray):
-            _api.relu(a, target, where=where, opset=opset)
-            return target
+            return relu_into(a, target, where, version, opset)
         if type(target) is not type(x):
             raise InvalidOutputError(
                 f"out must be a {type(x).__name__} like the input (or a numpy.ndarray), got"
@@ -192,13 +211,12 @@ def _relu_dlpack(x: object, out: object, where: object, opset: int | None) -> An
             raise InvalidOutputError(
                 "out is read-only: jax arrays cannot be written; call relu without out"
             )
-        _api.relu(a, _numpy_view(target, "out"), where=where, opset=opset)
+        relu_into(a, _numpy_view(target, "out"), where, version, opset)
         return target
-    for_jax = _is_jax_array(x)
-    y = _output_for(a, for_jax)
-    _api.relu(a, y, where=where, opset=opset)
-    if for_jax:
-        return _to_jax(y, x)
+    if _is_jax_array(x):
+        return _relu_into_jax(a, x, where, version, opset)
+    y = _output_for(a, False)
+    relu_into(a, y, where, version, opset)
     namespace = _namespace(x)
     if namespace is None:
         return y
@@ -208,11 +226,88 @@ def _relu_dlpack(x: object, out: object, where: object, opset: int | None) -> An
     return namespace.from_dlpack(y)
 
 
+def _relu_torch_on_cpu(x: Any, version: ReluVersion, opset: int | None) -> Any:
+    """Relu of a plain CPU tensor without ``out`` or ``where``, in the fewest steps (None for any
+    other: the DLPack path): right after a large call the caches are cold, and torch's
+    ``__dlpack_device__`` and ``__dlpack__`` then cost more than its C-level ``numpy()`` and
+    ``from_numpy`` (BENCHMARKS.md). The result is made over the new output before Relu is
+    written into it (``from_numpy`` shares the memory), while torch's code is nearer in cache.
+    """
+    torch = sys.modules["torch"]
+    if type(x) is not torch.Tensor or x.device.type != "cpu" or x.requires_grad:
+        return None
+    if x.dtype == torch.bfloat16:
+        return None
+    try:
+        a = x.numpy()
+    except (TypeError, RuntimeError):  # a type numpy lacks, a conjugate or negative view
+        return None
+    y = _output_for(a, False)
+    result = torch.from_numpy(y)
+    relu_into(a, y, True, version, opset)
+    return result
+
+
+#: jax's concrete array type, once seen: known then without an isinstance check against
+#: ``jax.Array`` or ``jax.core.Tracer`` (about 20 us each right after a large call).
+_jax_array_type: type | None = None
+
+
+def _relu_jax_on_cpu(x: Any, version: ReluVersion, opset: int | None) -> Any:
+    """Relu of a jax array on jax's CPU device without ``out`` or ``where``, in the fewest steps
+    (None for any other: the DLPack path). Right after a large call the caches are cold, and
+    every step of jax's then costs tens of microseconds (its ``__dlpack_device__`` 0.08 ms,
+    ``device`` 0.02 ms; BENCHMARKS.md): the device is read once, for the check and the result.
+    """
+    global _jax_array_type
+    cls = type(x)
+    if cls is not _jax_array_type:
+        if not isinstance(x, sys.modules["jax"].Array):
+            return None
+        if cls.__name__ == "ArrayImpl":  # (jax's concrete arrays: no tracer, no subclass)
+            _jax_array_type = cls
+    try:
+        device = x.device
+    except ValueError:  # an array sharded over several devices
+        return None
+    if device.platform != "cpu":
+        return None  # (refused by the DLPack path, naming the device)
+    return _relu_into_jax(np.asarray(x), x, True, version, opset, device)
+
+
+def _relu_into_jax(
+    a: np.ndarray,
+    like: Any,
+    where: object,
+    version: ReluVersion,
+    opset: int | None,
+    device: Any = None,
+) -> Any:
+    """Relu of ``a`` (the memory of the jax array ``like``) as a jax array like ``like``.
+
+    The jax array is made over the new output before Relu is written into it: made after, it
+    took 0.3-0.5 ms at 64 MiB (jax's code then runs from caches that the 64 MiB just flushed),
+    against 0.02 ms before (BENCHMARKS.md). jax took the memory without a copy when its buffer
+    is the output's; else (a copy, or several shards) the result is made again after.
+    ``device``: ``like``'s, where the caller has read it.
+    """
+    checked_dtype(a.dtype, version, opset)  # (before jax sees the type: our refusal, not jax's)
+    y = _output_for(a, True)
+    early = _to_jax(y, like, device)
+    try:
+        aliased = early.unsafe_buffer_pointer() == y.ctypes.data
+    except (ValueError, RuntimeError):  # (several shards: no one pointer)
+        aliased = False
+    relu_into(a, y, where, version, opset)
+    return early if aliased else _to_jax(y, like, device)
+
+
 _jax_first_cpu: Any = None
 
 
-def _to_jax(y: np.ndarray, like: Any) -> Any:
-    """``y`` as a jax array on the device of ``like``, aliasing ``y``'s (aligned) memory.
+def _to_jax(y: np.ndarray, like: Any, device: Any = None) -> Any:
+    """``y`` as a jax array on the device of ``like`` (``device`` where the caller read it),
+    aliasing ``y``'s (aligned) memory.
 
     ``jax.numpy.from_dlpack`` (about half the time of ``jax.device_put`` on small arrays) for
     the types DLPack carries, onto jax's first CPU device, where DLPack puts a CPU array;
@@ -224,13 +319,48 @@ def _to_jax(y: np.ndarray, like: Any) -> Any:
     if y.dtype.kind != "V":  # (ml_dtypes' bfloat16 is kind "V")
         if _jax_first_cpu is None:
             _jax_first_cpu = jax.devices("cpu")[0]
-        try:
-            device = like.device
-        except ValueError:  # an array sharded over several devices
-            device = None
+        if device is None:
+            try:
+                device = like.device
+            except ValueError:  # an array sharded over several devices
+                device = None
         if device == _jax_first_cpu:
-            return jax.numpy.from_dlpack(y)
+            return _jax_from_dlpack(y, device)
     return jax.device_put(y, like.sharding)
+
+
+#: jaxlib's DLPack unpacker (None: not looked up yet; False: not there as known).
+_jax_unpack: Any = None
+
+
+def _jax_from_dlpack(y: np.ndarray, device: Any) -> Any:
+    """``jax.numpy.from_dlpack(y)`` onto the CPU ``device``, without its detour.
+
+    On the CPU jax first asks the device for a stream, which raises and catches a C++
+    exception on every call; right after 64 MiB have gone through the caches that took
+    0.25 ms of the 0.4 ms jax spent (BENCHMARKS.md). The unpacker jax then calls,
+    ``dlpack_managed_tensor_to_buffer`` of jaxlib 0.10 (extension version 467 and later), is
+    called directly; where it is missing or refuses its arguments, the public function. (A
+    result that does not share ``y``'s memory is caught by :func:`_relu_into_jax`.)
+    """
+    global _jax_unpack
+    jax = sys.modules["jax"]
+    if _jax_unpack is None:
+        try:
+            lib = importlib.import_module("jax._src.lib")
+            _jax_unpack = lib._jax.dlpack_managed_tensor_to_buffer
+            if lib.jaxlib_extension_version < 467:
+                _jax_unpack = False
+        except (ImportError, AttributeError):
+            _jax_unpack = False
+    if _jax_unpack is not False:
+        try:
+            return _jax_unpack(y.__dlpack__(), device, None, None, 1)  # 1: kDLCPU
+        except TypeError:  # its arguments are no longer these: the public function from now on
+            _jax_unpack = False
+        except (ValueError, RuntimeError):  # (this buffer: the public function says why)
+            pass
+    return jax.numpy.from_dlpack(y)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -243,28 +373,42 @@ def _is_jax_tracer(x: object) -> bool:
     return jax is not None and isinstance(x, jax.core.Tracer)
 
 
-_jax_relu: Callable[[Any], Any] | None = None
+#: Relu as a jax function, by whether it calls the FFI handler (True) or a Python callback.
+_jax_relu: dict[bool, Callable[[Any], Any]] = {}
 
 
-def _jax_function() -> Callable[[Any], Any]:
-    """Relu as a jax function: the host computes it (``jax.pure_callback``) and
-    ``jax.custom_jvp`` gives its derivative, 1 where ``x > 0`` and 0 elsewhere (at -0.0, +0.0,
-    negative numbers and NaN)."""
-    global _jax_relu
-    if _jax_relu is not None:
-        return _jax_relu
+def _jax_function(use_ffi: bool | None = None) -> Callable[[Any], Any]:
+    """Relu as a jax function: the kernel called through jax's FFI (:mod:`onnx_relu._jax_ffi`,
+    where its handler could be built; ``use_ffi`` None) or on the host through
+    ``jax.pure_callback``, and ``jax.custom_jvp`` for its derivative: 1 where ``x > 0`` and 0
+    elsewhere (at -0.0, +0.0, negative numbers and NaN)."""
+    if use_ffi is None:
+        from . import _jax_ffi
+
+        use_ffi = _jax_ffi.registered()
+    function = _jax_relu.get(use_ffi)
+    if function is None:
+        function = _jax_relu[use_ffi] = _make_jax_function(use_ffi)
+    return function
+
+
+def _make_jax_function(use_ffi: bool) -> Callable[[Any], Any]:
     jax = sys.modules["jax"]
     jnp = jax.numpy
 
     def on_host(values: Any) -> np.ndarray:
         # (the type was checked when the function was traced; a large result comes from the
         # output cache, and goes back to it once jax has copied it)
-        return np.asarray(_api.relu(np.asarray(values)))
+        return np.asarray(_relu_new(np.asarray(values), LATEST_VERSION, None))
 
     @jax.custom_jvp  # type: ignore[untyped-decorator]  # (jax's decorators are untyped)
     def relu(x: Any) -> Any:
         result = jax.ShapeDtypeStruct(x.shape, x.dtype)
         # An elementwise function: a batch of inputs is one call over the batched array.
+        if use_ffi:
+            from ._jax_ffi import TARGET
+
+            return jax.ffi.ffi_call(TARGET, result, vmap_method="expand_dims")(x)
         return jax.pure_callback(on_host, result, x, vmap_method="expand_dims")
 
     @relu.defjvp  # type: ignore[untyped-decorator]
@@ -275,7 +419,6 @@ def _jax_function() -> Callable[[Any], Any]:
             return y, tangent  # integers: their tangent is float0, symbolic zeros
         return y, jnp.where(x > 0, tangent, jnp.zeros_like(tangent))
 
-    _jax_relu = relu
     return relu  # type: ignore[no-any-return]
 
 
@@ -287,7 +430,7 @@ def _relu_jax_traced(
             "relu() takes no out= or where= inside jax transformations (jax arrays are"
             " immutable); call relu(x) and combine the result with jax.numpy.where"
         )
-    _api._checked_dtype(np.dtype(x.dtype), version, opset)
+    checked_dtype(np.dtype(x.dtype), version, opset)
     return _jax_function()(x)
 
 
@@ -303,7 +446,9 @@ def _no_out_or_where(kind: str, out: object, where: object) -> None:
         )
 
 
-def _relu_sparse(x: Any, out: object, where: object, opset: int | None) -> Any:
+def _relu_sparse(
+    x: Any, out: object, where: object, version: ReluVersion, opset: int | None
+) -> Any:
     """Relu of the stored values: relu(0) = 0, so the implicit zeros stay zeros. Duplicate
     entries are summed first (Relu of a sum is not the sum of Relus)."""
     _no_out_or_where("a scipy.sparse matrix or array", out, where)
@@ -312,16 +457,17 @@ def _relu_sparse(x: Any, out: object, where: object, opset: int | None) -> Any:
         if not x.has_canonical_format:  # duplicates may be stored: a summed copy
             x = x.copy()
             x.sum_duplicates()
-        data = _api.relu(x.data, opset=opset)
+        data = _relu_new(x.data, version, opset)
         if fmt == "coo":
             return type(x)((data, x.coords), shape=x.shape, copy=False)
         return type(x)((data, x.indices, x.indptr), shape=x.shape, copy=False)
     if fmt == "dia" and len(set(x.offsets.tolist())) == len(x.offsets):
-        return type(x)((_api.relu(x.data, opset=opset), x.offsets), shape=x.shape, copy=False)
+        data = _relu_new(x.data, version, opset)
+        return type(x)((data, x.offsets), shape=x.shape, copy=False)
     if fmt in ("dia", "lil", "dok"):
         # Python lists and dicts (or repeated diagonals): computed in CSR, given back in the
         # same format; the structure is rebuilt, not shared.
-        return _relu_sparse(x.tocsr(), None, True, opset).asformat(fmt)
+        return _relu_sparse(x.tocsr(), None, True, version, opset).asformat(fmt)
     raise UnsupportedTypeError(
         f"relu() does not know the scipy.sparse format {fmt!r} of a {type(x).__name__}"
     )
@@ -340,7 +486,7 @@ def _arrow_numpy_dtype(arrow_type: Any, what: str, version: ReluVersion, opset: 
             f"relu() needs numbers, got {what} of arrow type {arrow_type};"
             f" allowed types: {', '.join(version.types)}"
         )
-    return _api._checked_dtype(np.dtype(arrow_type.to_pandas_dtype()), version, opset)
+    return checked_dtype(np.dtype(arrow_type.to_pandas_dtype()), version, opset)
 
 
 def _relu_arrow_array(arr: Any, version: ReluVersion, opset: int | None) -> Any:
@@ -354,11 +500,11 @@ def _relu_arrow_array(arr: Any, version: ReluVersion, opset: int | None) -> Any:
     if values is None:
         values = np.zeros(offset + count, dtype)
     if validity is None or arr.null_count == 0:
-        result = _api.relu(values[offset:])
+        result = _relu_new(values[offset:], version, opset)
         return pa.Array.from_buffers(arr.type, count, [None, pa.py_buffer(result)], 0)
     result = np.empty_like(values)  # the bitmap counts from offset: so do the values
     result[:offset] = 0
-    _api.relu(values[offset:], result[offset:])
+    relu_into(values[offset:], result[offset:], True, version, opset)
     return pa.Array.from_buffers(
         arr.type, count, [validity, pa.py_buffer(result)], arr.null_count, offset
     )
@@ -452,11 +598,15 @@ def _relu_pandas(
     if any(_is_arrow_backed(d) for d in types):
         _no_out_or_where("a DataFrame with columns backed by pyarrow", out, where)
         result = x.copy(deep=False)
-        for position in range(x.shape[1]):
-            result.isetitem(position, _api.relu(x.iloc[:, position], opset=opset))
+        for position, column_type in enumerate(types):
+            column = x.iloc[:, position]
+            if _is_arrow_backed(column_type):
+                result.isetitem(position, _relu_pandas_arrow(column, version, opset))
+            else:  # numpy or nullable values, checked above: their own ufunc handling
+                result.isetitem(position, relu_ufunc(column))
         return (result,)
     if out is None and where is True:
-        return (_api.relu_ufunc(x),)
+        return (relu_ufunc(x),)
     if len(set(types)) > 1:
         kinds = ", ".join(f"{name} {dtype}" for name, dtype in zip(x.columns, types, strict=True))
         raise InvalidOutputError(
@@ -485,7 +635,7 @@ def _column_type(name: object, dtype: object, version: ReluVersion, opset: int |
         arrow_type = dtype.pyarrow_dtype  # type: ignore[attr-defined]
         _per_part(name, "column", _arrow_numpy_dtype, arrow_type, "a column", version, opset)
         return dtype
-    return _per_part(name, "column", _api._dispatcher_dtype, _Typed(dtype), version, opset)
+    return _per_part(name, "column", dispatcher_dtype, _Typed(dtype), version, opset)
 
 
 class _Typed:
@@ -504,6 +654,6 @@ def _relu_dataset(
     xarray's ufunc handling then computes each, coordinates and attributes kept."""
     for name, variable in x.data_vars.items():
         dtype = variable.dtype
-        _per_part(name, "variable", _api._dispatcher_dtype, _Typed(dtype), version, opset)
+        _per_part(name, "variable", dispatcher_dtype, _Typed(dtype), version, opset)
     _no_out_or_where("an xarray Dataset", out, where)
-    return (_api.relu_ufunc(x),)
+    return (relu_ufunc(x),)

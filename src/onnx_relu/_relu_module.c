@@ -15,11 +15,13 @@
 #include "_relu_module.h"
 
 #include <limits.h>
+#include <string.h>
 
 #include "relu_kernel.h"
 #include "relu_pool.h"
 #include "relu_tuning.h"
 #include "relu_glibc_compat.h" /* pthread_once at its oldest glibc version (manylinux) */
+#include "_relu_kernel_entry.h"
 
 /* ------------------------------------------------------------------------------------------ */
 /* Thread count and tuning                                                                     */
@@ -279,6 +281,48 @@ relu_watch_for_ml_dtypes(PyObject *module)
 }
 
 /* ------------------------------------------------------------------------------------------ */
+/* The kernel for other native code (_relu_kernel_entry.h)                                     */
+/* ------------------------------------------------------------------------------------------ */
+
+static int
+relu_entry_type_code(const char *name)
+{
+#define RELU_ENTRY_TYPE_CODE(tname, int_t, threshold)                                              \
+    if (strcmp(name, #tname) == 0) {                                                               \
+        return (int)RELU_TYPE_##tname;                                                             \
+    }
+    RELU_FOR_EACH_TYPE(RELU_ENTRY_TYPE_CODE)
+#undef RELU_ENTRY_TYPE_CODE
+    return -1;
+}
+
+static size_t
+relu_entry_type_size(int type)
+{
+    return relu_type_size((relu_type)type);
+}
+
+static void
+relu_entry_compute(int type, const void *in, void *out, ptrdiff_t n, ptrdiff_t in_stride,
+                   ptrdiff_t out_stride)
+{
+    relu_compute((relu_type)type, in, out, n, in_stride, out_stride);
+}
+
+static const relu_kernel_entry relu_entry = {
+    RELU_KERNEL_ENTRY_VERSION,
+    relu_entry_type_code,
+    relu_entry_type_size,
+    relu_entry_compute,
+};
+
+static PyObject *
+relu_py_kernel_entry(PyObject *NPY_UNUSED(self), PyObject *NPY_UNUSED(args))
+{
+    return PyCapsule_New((void *)&relu_entry, RELU_KERNEL_ENTRY_CAPSULE, NULL);
+}
+
+/* ------------------------------------------------------------------------------------------ */
 /* Module definition                                                                           */
 /* ------------------------------------------------------------------------------------------ */
 
@@ -308,6 +352,8 @@ static PyMethodDef relu_methods[] = {
     {"_relu_view", relu_py_relu_view, METH_VARARGS,
      "_relu_view(x, out) -> out or None: relu of a view numpy cannot merge into one loop call,\n"
      "as one kernel call over its rows (out None: a new array); None where the ufunc serves."},
+    {"_kernel_entry", relu_py_kernel_entry, METH_NOARGS,
+     "_kernel_entry() -> capsule: the kernel for other native code (_relu_kernel_entry.h)."},
     {"_add_ml_dtypes_loops", relu_py_add_ml_dtypes_loops, METH_O,
      "_add_ml_dtypes_loops(dtypes) -> int: adds relu's loop for each type ml_dtypes provides\n"
      "(dtypes: its name -> its dtype), once each; returns how many this call added.\n"

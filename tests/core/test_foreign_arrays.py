@@ -7,6 +7,11 @@ and xarray are in tests/core/test_bad_inputs.py (labelled data).
 
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -140,7 +145,22 @@ def test_jax_result_is_zero_copy(jax, name, count):
     assert view.ctypes.data == y.unsafe_buffer_pointer()
 
 
-def test_jax_jit_vmap_grad(jax):
+@pytest.fixture(params=["ffi", "pure_callback"])
+def jax_route(request, jax, monkeypatch):
+    """relu under jax transformations through the FFI handler (built here, as on first use) or
+    through jax.pure_callback (as where the handler cannot be built)."""
+    from onnx_relu import _jax_ffi
+
+    if request.param == "ffi" and not _jax_ffi.registered():
+        if shutil.which(_jax_ffi._compiler()[0]):  # a compiler is there: it must have worked
+            pytest.fail(f"the jax FFI handler was not built: {_jax_ffi.why_not()}")
+        pytest.skip(f"no C compiler for the jax FFI handler: {_jax_ffi.why_not()}")
+    if request.param == "pure_callback":
+        monkeypatch.setattr(_jax_ffi, "registered", lambda: False)
+    return request.param
+
+
+def test_jax_jit_vmap_grad(jax, jax_route):
     jnp = jax.numpy
     x = jnp.array([-2.0, -0.0, 0.0, 3.0, jnp.nan], jnp.float32)
     jitted = jax.jit(relu)(x)
@@ -152,6 +172,94 @@ def test_jax_jit_vmap_grad(jax):
     second = jax.jit(jax.vmap(jax.grad(lambda v: relu(v * 2.0))))(jnp.array([-1.0, 1.0]))
     assert np.asarray(second).tolist() == [0.0, 2.0]
     assert jax.jit(relu)(jnp.array([-3, 3], jnp.int32)).tolist() == [0, 3]
+
+
+@pytest.mark.parametrize(
+    "name", ["float32", "float64", "float16", "bfloat16", "int8", "int16", "int32", "int64"]
+)
+def test_jax_jit_gives_relu_bit_for_bit_in_every_type_and_shape(jax, jax_route, name):
+    if name in ("float64", "int64") and not jax.config.jax_enable_x64:
+        pytest.skip("jax holds 64-bit types only with jax_enable_x64")
+    values = np.array(MIXED if name[0] in "fb" else [-128, -1, 0, 1, 127, 3, -5], np.float64)
+    x = jax.numpy.asarray(values.astype(name) if name != "bfloat16" else values, dtype=name)
+    jitted = jax.jit(relu)
+    for shaped in (x, x.reshape(1, -1), x[:0], x[3]):
+        expected = relu(np.asarray(shaped))
+        got = np.asarray(jitted(shaped))
+        assert got.dtype == expected.dtype and got.shape == np.shape(expected)
+        assert _bits(got) == _bits(expected)
+
+
+def test_jax_ffi_handler_is_built_once_into_the_cache_and_can_be_turned_off(jax, tmp_path):
+    from onnx_relu import _jax_ffi
+
+    if not shutil.which(_jax_ffi._compiler()[0]):
+        pytest.skip("no C compiler for the jax FFI handler")
+    script = (
+        "import jax, jax.numpy as jnp, onnx_relu, onnx_relu._jax_ffi as f;"
+        "y = jax.jit(onnx_relu.relu)(jnp.array([-1.0, 2.0]));"
+        "print(f.registered(), y.tolist(), f.why_not())"
+    )
+
+    def run(**env: str) -> str:
+        done = subprocess.run(
+            [sys.executable, "-c", script],
+            env={**os.environ, "XDG_CACHE_HOME": str(tmp_path), **env},
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        return done.stdout.strip()
+
+    assert run() == "True [0.0, 2.0]"
+    built = list((tmp_path / "onnx-relu" / "jax-ffi").iterdir())
+    assert len(built) == 1 and built[0].suffix == ".so"
+    stamp = built[0].stat().st_mtime_ns
+    assert run() == "True [0.0, 2.0]"  # the cached one, not built again
+    assert built[0].stat().st_mtime_ns == stamp
+    assert run(ONNX_RELU_JAX_FFI="0") == "False [0.0, 2.0] ONNX_RELU_JAX_FFI=0 is set"
+    no_compiler = run(CC=str(tmp_path / "no-such-cc"), XDG_CACHE_HOME=str(tmp_path / "new"))
+    assert no_compiler.startswith("False [0.0, 2.0] ")  # pure_callback, the reason said
+
+
+def test_the_kernel_entry_for_native_code_computes_relu():
+    """The capsule the jax FFI handler takes the kernel from (_relu_kernel_entry.h)."""
+    import ctypes
+
+    from onnx_relu import _relu
+
+    class Entry(ctypes.Structure):
+        _fields_ = [
+            ("version", ctypes.c_int),
+            ("type_code", ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_char_p)),
+            ("type_size", ctypes.CFUNCTYPE(ctypes.c_size_t, ctypes.c_int)),
+            (
+                "compute",
+                ctypes.CFUNCTYPE(
+                    None,
+                    ctypes.c_int,
+                    ctypes.c_void_p,
+                    ctypes.c_void_p,
+                    ctypes.c_ssize_t,
+                    ctypes.c_ssize_t,
+                    ctypes.c_ssize_t,
+                ),
+            ),
+        ]
+
+    get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
+    get_pointer.restype, get_pointer.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+    entry = Entry.from_address(get_pointer(_relu._kernel_entry(), b"onnx_relu._relu.kernel_entry"))
+    assert entry.version == 1
+    assert entry.type_code(b"uint8") == -1 and entry.type_code(b"float") == -1
+    assert entry.type_code(b"bfloat16") >= 0
+    for name in ("int8", "int16", "int32", "int64", "float16", "float32", "float64"):
+        x = np.array(MIXED if name[0] == "f" else [-128, -1, 0, 1, 127, 3, -5]).astype(name)
+        code = entry.type_code(name.encode())
+        assert code >= 0 and entry.type_size(code) == x.itemsize
+        y = np.full_like(x, 7)
+        entry.compute(code, x.ctypes.data, y.ctypes.data, x.size, x.itemsize, x.itemsize)
+        assert _bits(y) == _bits(relu(x))
 
 
 def test_jax_refusals(jax):

@@ -2,18 +2,24 @@
 
 ``python -m onnx_relu.bench --figures arrays`` (or ``python src/onnx_relu/bench/arrays.py``
 against any installed onnx-relu: it uses the public API only) prints, each as a ratio measured
-in the same run, interleaved, best of N:
+in the same run, interleaved:
 
 - :func:`small_call`: ``relu(x)`` of a 6-element float32 array against
   ``np.maximum(x, np.float32(0))`` (the goal: <= 1.0) and the bare ``relu_ufunc(x)``;
 - :func:`round_trips`: ``relu(t)`` of 64 MiB of float32 held by torch and by jax (where
   installed: the caller's type in and out, through DLPack) against ``relu(x)`` of the same
-  numpy array (the goal: <= 1.05), with ``torch.relu(t)`` for scale.
+  numpy array (the goal: <= 1.05), with ``torch.relu(t)`` for scale: the median and quartiles
+  of the ratios of interleaved pairs of calls, which a shared machine's load moves little;
+- :func:`jax_transformations`: ``jax.jit(relu)`` (through jax's FFI where its handler could be
+  built: the route is read from the jaxpr) against the same through ``jax.pure_callback``, on 6
+  elements and on 64 MiB.
 """
 
 from __future__ import annotations
 
+import statistics
 import sys
+import time
 import timeit
 from typing import Any
 
@@ -21,7 +27,7 @@ import numpy as np
 
 import onnx_relu
 
-__all__ = ["small_call", "round_trips", "format_arrays", "main"]
+__all__ = ["small_call", "round_trips", "jax_transformations", "format_arrays", "main"]
 
 
 def _best_of(
@@ -63,58 +69,127 @@ def small_call(rounds: int = 9, number: int = 100_000) -> dict[str, Any]:
     }
 
 
-def round_trips(nbytes: int = 64 << 20, rounds: int = 15) -> dict[str, Any]:
-    """64 MiB of float32: ``relu`` of a torch tensor and of a jax array (each where installed)
-    against ``relu`` of the numpy array, milliseconds and ratios."""
+def _pairs(
+    first: str, second: str, names: dict[str, Any], count: int, calls: int = 1
+) -> list[float]:
+    """Seconds of ``second`` over seconds of ``first``, for ``count`` pairs: each pair is
+    ``calls`` calls of each, alternated (first-second, then second-first, ...) and each side's
+    fastest taken. A busy machine slows both sides of a pair alike, the fastest of a few calls
+    drops a call stalled by another process, and the median of the ratios keeps little of the
+    rest."""
+    timers = timeit.Timer(first, globals=names), timeit.Timer(second, globals=names)
+    for timer in timers:
+        timer.timeit(2)  # warm-up
+    ratios = []
+    for index in range(count):
+        a = b = float("inf")
+        for turn in range(calls):
+            if (index + turn) % 2:
+                b, a = min(b, timers[1].timeit(1)), min(a, timers[0].timeit(1))
+            else:
+                a, b = min(a, timers[0].timeit(1)), min(b, timers[1].timeit(1))
+        ratios.append(b / a)
+    return ratios
+
+
+def _spread(ratios: list[float]) -> dict[str, float]:
+    """The median of ``ratios`` and their quartiles."""
+    q1, median, q3 = statistics.quantiles(ratios, n=4) if len(ratios) > 1 else ratios * 3
+    return {"median": median, "first quartile": q1, "third quartile": q3}
+
+
+def round_trips(nbytes: int = 64 << 20, pairs: int = 61) -> dict[str, Any]:
+    """``nbytes`` of float32: ``relu`` of a torch tensor and of a jax array (each where
+    installed; the caller's type in and out) against ``relu`` of the numpy array, as the median
+    and quartiles of ``pairs`` interleaved pairs (the fastest of 3 calls a side), with
+    ``torch.relu`` for scale."""
     rng = np.random.default_rng(0)
     x = rng.standard_normal(nbytes // 4, dtype=np.float32)
-    statements = {"relu(numpy)": "relu(x)"}
     names: dict[str, Any] = {"relu": onnx_relu.relu, "x": x}
     torch, jax = _optional("torch"), _optional("jax")
+    # Each library's array in memory of its own allocator (as its users' arrays are), and a
+    # numpy view of that memory: the numpy path over it tells the memory's part (pages of
+    # 4 KiB where numpy's 64 MiB array has huge pages) from the round trip's own.
+    against = {}
     if torch is not None:
-        names["t"], names["torch"] = torch.from_dlpack(x.copy()), torch
-        statements["relu(torch)"] = "relu(t)"
-        statements["torch.relu(torch)"] = "torch.relu(t)"
+        names["t"], names["torch"] = torch.from_numpy(x).clone(), torch
+        names["t_view"] = names["t"].numpy()
+        against["relu(torch)"] = ("relu(t)", "relu(t_view)")
     if jax is not None:
         names["j"] = jax.device_put(x)
         names["j"].block_until_ready()
-        statements["relu(jax)"] = "relu(j)"
-    best = _best_of(statements, names, rounds, 3)
+        names["j_view"] = np.asarray(names["j"])
+        against["relu(jax)"] = ("relu(j)", "relu(j_view)")
     figures: dict[str, Any] = {
-        "milliseconds": {label: seconds * 1e3 for label, seconds in best.items()}
+        "relu(numpy), milliseconds": 1e3
+        * statistics.median(timeit.repeat("relu(x)", globals=names, number=1, repeat=pairs))
     }
-    # What the round trip adds to the numpy path, measured alone (steadier than the
-    # difference of two 64 MiB timings on a busy machine): the views in and out, each of a
-    # new result (jax takes longer to wrap memory it has not seen).
-    conversions = {}
+    for label, (code, over_view) in against.items():
+        spread = _spread(_pairs("relu(x)", code, names, pairs, calls=3))
+        figures[f"{label} / relu(numpy)  (goal <= 1.05)"] = spread.pop("median")
+        figures[f"{label} / relu(numpy), quartiles"] = spread
+        library = label[5:-1]
+        figures[f"{label} / relu(numpy view of the {library} buffer)"] = _spread(
+            _pairs(over_view, code, names, pairs, calls=3)
+        )["median"]
     if torch is not None:
-        conversions["torch"] = "np.from_dlpack(t); torch.from_dlpack(y)"
-    if jax is not None:
-        conversions["jax"] = "np.asarray(j); jax.device_put(y, j.sharding)"
-    if conversions:
-        names["np"], names["jax"] = np, jax
-        costs = {
-            label: min(
-                timeit.repeat(code, setup="y = relu(x)", number=1, repeat=3 * rounds, globals=names)
-            )
-            for label, code in conversions.items()
-        }
-        figures["conversions in and out, microseconds"] = {
-            label: seconds * 1e6 for label, seconds in costs.items()
-        }
-        for label, seconds in costs.items():
-            figures[f"(relu(numpy) + {label} conversions) / relu(numpy)"] = (
-                1 + seconds / best["relu(numpy)"]
-            )
-    for label in ("relu(torch)", "relu(jax)"):
-        if label in best:
-            figures[f"{label} / relu(numpy)  (goal <= 1.05)"] = best[label] / best["relu(numpy)"]
-    if "torch.relu(torch)" in best:
-        figures["relu(torch) / torch.relu(torch)"] = best["relu(torch)"] / best["torch.relu(torch)"]
+        spread = _spread(_pairs("torch.relu(t)", "relu(t)", names, pairs, calls=3))
+        figures["relu(torch) / torch.relu(torch)"] = spread.pop("median")
     missing = [name for name, module in (("torch", torch), ("jax", jax)) if module is None]
     if missing:
         figures["not installed"] = ", ".join(missing)
     return figures
+
+
+def _blocking_pairs(first: Any, second: Any, count: int) -> list[float]:
+    """:func:`_pairs` for two jax functions of no argument, each call waited for."""
+    first().block_until_ready(), second().block_until_ready()  # compiled, warm
+    ratios = []
+    for index in range(count):
+        runs = (first, second) if index % 2 == 0 else (second, first)
+        seconds = {}
+        for run in runs:
+            start = time.perf_counter()
+            run().block_until_ready()
+            seconds[run] = time.perf_counter() - start
+        ratios.append(seconds[second] / seconds[first])
+    return ratios
+
+
+def jax_transformations(nbytes: int = 64 << 20, pairs: int = 31) -> dict[str, Any]:
+    """``jax.jit(relu)`` (jax's FFI, where its handler could be built) against the same through
+    ``jax.pure_callback``, on 6 float32 elements and on ``nbytes``: medians of interleaved
+    pairs."""
+    jax = _optional("jax")
+    if jax is None:
+        return {"not installed": "jax"}
+
+    def on_host(values: Any) -> Any:
+        return onnx_relu.relu(np.asarray(values))
+
+    def through_callback(x: Any) -> Any:
+        result = jax.ShapeDtypeStruct(x.shape, x.dtype)
+        return jax.pure_callback(on_host, result, x, vmap_method="expand_dims")
+
+    jitted, callback = jax.jit(onnx_relu.relu), jax.jit(through_callback)
+    figures: dict[str, Any] = {"jit(relu) calls": _route(jax)}
+    rng = np.random.default_rng(0)
+    for label, count, rounds in (
+        ("6 float32 elements", 6, 20 * pairs),
+        ("64 MiB", nbytes // 4, pairs),
+    ):
+        x = jax.device_put(rng.standard_normal(count, dtype=np.float32))
+        spread = _spread(_blocking_pairs(lambda x=x: callback(x), lambda x=x: jitted(x), rounds))
+        figures[f"{label}: jit(relu) / jit(pure_callback of relu)"] = spread.pop("median")
+    return figures
+
+
+def _route(jax: Any) -> str:
+    """What ``relu`` calls under a jax transformation, as its jaxpr shows it."""
+    text = str(jax.make_jaxpr(onnx_relu.relu)(jax.numpy.zeros(2, np.float32)))
+    if "ffi_call" in text:
+        return "jax's FFI"
+    return "jax.pure_callback" if "pure_callback" in text else "neither FFI nor pure_callback"
 
 
 def _optional(name: str) -> Any:
@@ -151,8 +226,13 @@ def main(quick: bool = False) -> int:
         "small call, 6 float32 elements, best of interleaved batches": small_call(
             rounds=3 if quick else 9, number=10_000 if quick else 100_000
         ),
-        "round trips": round_trips(4 << 20 if quick else 64 << 20, rounds=2 if quick else 15),
+        "round trips, median of interleaved pairs": round_trips(
+            4 << 20 if quick else 64 << 20, pairs=3 if quick else 61
+        ),
     }
+    figures["under jax.jit, median of interleaved pairs"] = jax_transformations(
+        4 << 20 if quick else 64 << 20, pairs=3 if quick else 31
+    )
     print(format_arrays(figures))
     return 0
 
