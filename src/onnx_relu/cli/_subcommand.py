@@ -2,22 +2,24 @@
 :func:`onnx_relu.cli.build_parser` makes its parser: each ``COMMAND_command`` module ends with
 its ``SUBCOMMAND``.
 
-Private to :mod:`onnx_relu.cli`; the subcommands' modules import it, the command's ``--version``
-does not (it would import dataclasses).
+Private to :mod:`onnx_relu.cli`. A plain class, not a dataclass: ``--help`` builds every
+subcommand's parser, and dataclasses (with inspect, ast and tokenize) would cost its start-up
+about a fifth more (``tests/core/test_ml_dtypes_import.py``).
 """
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
-from dataclasses import dataclass
+
+TYPE_CHECKING = False  # (not typing's: see onnx_relu.io.streams)
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 
 def _no_arguments(parser: argparse.ArgumentParser) -> None:
     """A subcommand without arguments of its own."""
 
 
-@dataclass(frozen=True)
 class Subcommand:
     """One subcommand: its name, its help, its arguments and what runs it.
 
@@ -41,13 +43,28 @@ class Subcommand:
         Its usage lines where argparse's would not say how it is called (None: argparse's).
     """
 
-    name: str
-    help: str
-    run: Callable[[argparse.Namespace], int] | None
-    arguments: Callable[[argparse.ArgumentParser], None] = _no_arguments
-    description: str | None = None
-    epilog: str | None = None
-    usage: str | None = None
+    __slots__ = ("name", "help", "run", "arguments", "description", "epilog", "usage")
+
+    def __init__(
+        self,
+        name: str,
+        help: str,
+        run: Callable[[argparse.Namespace], int] | None,
+        arguments: Callable[[argparse.ArgumentParser], None] = _no_arguments,
+        description: str | None = None,
+        epilog: str | None = None,
+        usage: str | None = None,
+    ) -> None:
+        self.name = name
+        self.help = help
+        self.run = run
+        self.arguments = arguments
+        self.description = description
+        self.epilog = epilog
+        self.usage = usage
+
+    def __repr__(self) -> str:
+        return f"Subcommand({self.name!r})"
 
     def add_to(self, commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         """Add its parser to ``commands``, with its arguments; ``handler`` is its ``run``."""
