@@ -67,7 +67,18 @@ def test_the_window_of_a_npy_job_is_chunk_bytes_only_in_the_public_signatures():
 
 def test_the_glossary_defines_each_word_once():
     text = GLOSSARY.read_text(encoding="utf-8")
-    for word in ("block", "chunk", "job", "plan", "window", "call", "part", "split", "region"):
+    for word in (
+        "block",
+        "chunk",
+        "exact",
+        "job",
+        "plan",
+        "window",
+        "call",
+        "part",
+        "split",
+        "region",
+    ):
         rows = re.findall(rf"^\| \*\*{word}\*\* \|", text, flags=re.MULTILINE)
         assert len(rows) == 1, f"docs/glossary.md defines {word!r} {len(rows)} times"
     for public in ("chunk_bytes", "DEFAULT_CHUNK_BYTES", "min_chunk", "ChunkError"):
