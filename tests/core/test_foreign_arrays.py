@@ -178,8 +178,18 @@ def test_jax_jit_vmap_grad(jax, jax_route):
     "name", ["float32", "float64", "float16", "bfloat16", "int8", "int16", "int32", "int64"]
 )
 def test_jax_jit_gives_relu_bit_for_bit_in_every_type_and_shape(jax, jax_route, name):
-    if name in ("float64", "int64") and not jax.config.jax_enable_x64:
-        pytest.skip("jax holds 64-bit types only with jax_enable_x64")
+    # jax holds 64-bit types only with jax_enable_x64: turned on for those types alone, and back
+    wide = name in ("float64", "int64") and not jax.config.jax_enable_x64
+    if wide:
+        jax.config.update("jax_enable_x64", True)
+    try:
+        _check_jit_bit_for_bit(jax, name)
+    finally:
+        if wide:
+            jax.config.update("jax_enable_x64", False)
+
+
+def _check_jit_bit_for_bit(jax, name):
     values = np.array(MIXED if name[0] in "fb" else [-128, -1, 0, 1, 127, 3, -5], np.float64)
     x = jax.numpy.asarray(values.astype(name) if name != "bfloat16" else values, dtype=name)
     jitted = jax.jit(relu)
