@@ -17,6 +17,7 @@ from onnx_relu import check_model, legalize
 from onnx_relu.errors import InvalidModelError, LegalizationError
 from onnx_relu.onnx.legalization import probe_onnxruntime, run_with_onnxruntime
 from onnx_relu.onnx.ort import inference_session, run_model
+from onnx_relu.onnx.probe import onnxruntime_loads, stock_has_kernel
 from tests.support.dtypes import ONNX_NAMES
 from tests.support.onnx_models import LATEST_OPSET, allowed_types, relu_model, sample_values
 from tests.support.onnxruntime_reach import skip_if_onnxruntime_predates
@@ -296,3 +297,14 @@ def test_cast_int32_makes_three_nodes_named_after_the_relu():
     ]
     assert [a.i for n in nodes for a in n.attribute] == [TensorProto.INT32, TensorProto.INT16]
     assert REWRITES["cast-int32"]("x", "y", "tensor(int32)", 14, "", str, "relu") is None
+
+
+@pytest.mark.parametrize("onnx_type", ONNX_NAMES)
+def test_the_stock_kernel_table_holds_for_the_installed_onnxruntime(onnx_type):
+    """What ``stock_has_kernel`` answers without asking onnxruntime is what the installed
+    onnxruntime answers (this runs on the newest and the oldest allowed, in CI)."""
+    known = [opset for opset in range(1, LATEST_OPSET + 1) if stock_has_kernel(onnx_type, opset)]
+    loads = [opset for opset in known if onnxruntime_loads(onnx_type, opset)]
+    assert loads == known, f"{onnx_type}: the table says {known}, onnxruntime loads {loads}"
+    if onnx_type in ("tensor(float)", "tensor(int8)"):
+        assert known, "the table knows float and int8"  # (it is not empty)

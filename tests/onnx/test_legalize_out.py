@@ -4,6 +4,9 @@ item 10)."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import ml_dtypes
 import numpy as np
 import onnx
@@ -95,6 +98,15 @@ def test_check_says_nothing_more_of_a_model_stock_onnxruntime_runs(tmp_path):
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)]), path)
     done = run_cli("check", path)
     assert done.returncode == 0 and "cannot run" not in done.stderr, done.stderr
+    # a float Relu is known to run in stock without asking onnxruntime: it is not imported
+    script = (
+        "import sys; from onnx_relu.cli import main; main(['check', sys.argv[1]]);"
+        " print('onnxruntime' in sys.modules, file=sys.stderr)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(path)], capture_output=True, text=True, check=False
+    )
+    assert done.stderr.strip().splitlines()[-1] == "False", done.stderr
 
 
 def _int16_model(opset: int) -> onnx.ModelProto:

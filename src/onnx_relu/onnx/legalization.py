@@ -56,7 +56,7 @@ from ._models import ReluSite, load_model
 from ._rewrites import REWRITES, rewrites_for
 from ._rules import node_label
 from .check import _judged
-from .probe import ProbeResult, probe_onnxruntime
+from .probe import ProbeResult, probe_onnxruntime, stock_has_kernel
 
 with extra_needed():  # a missing onnx raises the one MissingExtraError
     import onnx
@@ -460,7 +460,9 @@ def stock_refusals(typed: Any) -> list[str]:
     refused = []
     for site in typed.sites:
         opset = site.opset or typed.opset
-        if site.input_type is None or probe_onnxruntime(site.input_type, opset).runs:
+        if site.input_type is None or stock_has_kernel(site.input_type, opset):
+            continue
+        if probe_onnxruntime(site.input_type, opset).runs:
             continue
         refused.append(f"{_site_label(site)}: {site.input_type} at opset {opset}")
     return refused

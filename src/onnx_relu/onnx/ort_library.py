@@ -308,9 +308,9 @@ def _onnxruntime_runs(input_type: str | None, opset: int) -> bool:
     """Whether onnxruntime's CPU provider runs a Relu of this type at this opset by itself."""
     if input_type is None:
         return False  # unknown: the library's Relu runs every Relu-14 type
-    from .probe import onnxruntime_loads
+    from .probe import onnxruntime_loads, stock_has_kernel
 
-    return onnxruntime_loads(input_type, opset)
+    return stock_has_kernel(input_type, opset) or onnxruntime_loads(input_type, opset)
 
 
 def _library_nodes(typed: Any, exact: bool) -> Any:

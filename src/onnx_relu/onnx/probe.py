@@ -29,7 +29,13 @@ with extra_needed():  # a missing onnx raises the one MissingExtraError
     import onnx
     from onnx import helper
 
-__all__ = ["ProbeResult", "probe_onnxruntime", "probe_values", "onnxruntime_loads"]
+__all__ = [
+    "ProbeResult",
+    "probe_onnxruntime",
+    "probe_values",
+    "onnxruntime_loads",
+    "stock_has_kernel",
+]
 
 
 def _float_edge_bits(bits: int, mantissa: int) -> list[int]:
@@ -195,6 +201,37 @@ def probe_onnxruntime(
     differing = np.flatnonzero(_bits(y) != _bits(expected))
     differences = tuple(_describe_difference(x[i], y[i], expected[i]) for i in differing)
     return ProbeResult(onnx_type, opset, ir_version, rewrite, True, None, differences)
+
+
+# The Relus for which onnxruntime's CPU provider has a kernel in every release the ``ort``
+# extra allows: each type with the first opset of its kernel. What is here is answered without
+# importing onnxruntime or making a session (about 30 MB of peak memory for `onnx-relu check`,
+# a second session for `ort_session`); every other (type, opset) is asked of the installed
+# onnxruntime. tests/onnx/test_probe.py checks the table against the installed onnxruntime
+# (the newest and the oldest allowed, in CI).
+_STOCK_KERNEL_SINCE = {
+    "tensor(float)": 6,
+    "tensor(double)": 6,
+    "tensor(float16)": 6,
+    "tensor(int8)": 14,
+    "tensor(int32)": 14,
+}
+
+
+def stock_has_kernel(onnx_type: str, opset: int) -> bool:
+    """Whether onnxruntime's CPU provider (every release the ``ort`` extra allows) has a Relu
+    kernel for ``onnx_type`` at ``opset``, known without asking it; False means "ask
+    :func:`onnxruntime_loads`", not "it has none".
+
+    Examples
+    --------
+    >>> stock_has_kernel("tensor(float)", 14), stock_has_kernel("tensor(int8)", 13)
+    (True, False)
+    >>> stock_has_kernel("tensor(bfloat16)", 21)
+    False
+    """
+    since = _STOCK_KERNEL_SINCE.get(onnx_type)
+    return since is not None and opset >= since
 
 
 @functools.cache
