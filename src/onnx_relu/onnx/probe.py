@@ -207,7 +207,7 @@ def probe_onnxruntime(
 # extra allows: each type with the first opset of its kernel. What is here is answered without
 # importing onnxruntime or making a session (about 30 MB of peak memory for `onnx-relu check`,
 # a second session for `ort_session`); every other (type, opset) is asked of the installed
-# onnxruntime. tests/onnx/test_probe.py checks the table against the installed onnxruntime
+# onnxruntime. tests/onnx/test_legalize.py checks the table against the installed onnxruntime
 # (the newest and the oldest allowed, in CI).
 _STOCK_KERNEL_SINCE = {
     "tensor(float)": 6,
