@@ -221,7 +221,8 @@ _STOCK_KERNEL_SINCE = {
 def stock_has_kernel(onnx_type: str, opset: int) -> bool:
     """Whether onnxruntime's CPU provider (every release the ``ort`` extra allows) has a Relu
     kernel for ``onnx_type`` at ``opset``, known without asking it; False means "ask
-    :func:`onnxruntime_loads`", not "it has none".
+    :func:`onnxruntime_loads`", not "it has none". It speaks of the Relu's type only: an
+    onnxruntime older than the model's opset refuses the model whatever its types.
 
     Examples
     --------
