@@ -9,6 +9,7 @@ or a Python wrapper keeping one reference per call would show here long before i
 from __future__ import annotations
 
 import gc
+import mmap
 import os
 import resource
 import sys
@@ -63,16 +64,19 @@ def growth_of(calls: Callable[[int], None], warm_up: int, count: int, watched: l
 
 
 def test_rss_is_measurable():
-    # The measurement must see a real allocation, or the bounds below would prove nothing. Best
-    # of three: memory that this worker process frees at the same moment (a thread of an earlier
-    # test's library ending, the allocator trimming) can hide part of one attempt's growth.
+    # The measurement must see a real allocation, or the bounds below would prove nothing. The
+    # pages come from an anonymous mapping of their own, written: numpy's np.ones could reuse
+    # heap memory an earlier test in this worker freed and the allocator kept resident (glibc
+    # raises its mmap threshold after a large free), and then RSS does not move at all. Best of
+    # three: memory that this worker frees at the same moment (a thread of an earlier test's
+    # library ending, the allocator trimming) can hide part of one attempt's growth.
     grown = []
     for _ in range(3):
         gc.collect()
         before = rss_bytes()
-        block = np.ones(64 * MIB, dtype=np.uint8)
-        grown.append(rss_bytes() - before)
-        del block
+        with mmap.mmap(-1, 64 * MIB) as block:
+            np.frombuffer(block, dtype=np.uint8)[:] = 1
+            grown.append(rss_bytes() - before)
     assert max(grown) >= 48 * MIB, f"RSS grew by {[g // MIB for g in grown]} MiB for 64 MiB"
 
 
